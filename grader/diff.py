@@ -1,0 +1,164 @@
+"""Assertions that say where two results first differ, never dumping whole lists.
+
+Each ``assert_*`` raises ``AssertionError`` with a short message: what was expected, what
+came back, and the first place they part (merge #37, token 12, byte 5), with context.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+CONTEXT = 5  # items of context shown on each side of a difference
+
+
+def _short(value: Any, limit: int = 80) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def first_difference(expected: Sequence, actual: Sequence) -> int | None:
+    """Index of the first differing item (or of the end of the shorter one); None if equal."""
+    for i, (e, a) in enumerate(zip(expected, actual)):
+        if e != a:
+            return i
+    if len(expected) != len(actual):
+        return min(len(expected), len(actual))
+    return None
+
+
+def _token(i: Any, vocab: Mapping[int, bytes] | None) -> str:
+    if vocab is None or i not in vocab:
+        return repr(i)
+    return f"{i} {vocab[i]!r}"
+
+
+def assert_ids_equal(
+    actual: list[int],
+    expected: list[int],
+    *,
+    vocab: Mapping[int, bytes] | None = None,
+    text: str | None = None,
+    what: str = "ids",
+) -> None:
+    """Equal id lists, or a message naming the first differing position, both tokens'
+    bytes and the text around it."""
+    __tracebackhide__ = True
+    pos = first_difference(expected, actual)
+    if pos is None:
+        return
+    lines = [f"{what} differ at position {pos} (expected {len(expected)} ids, got {len(actual)})"]
+    exp = _token(expected[pos], vocab) if pos < len(expected) else "<end>"
+    got = _token(actual[pos], vocab) if pos < len(actual) else "<end>"
+    lines.append(f"  expected: {exp}")
+    lines.append(f"  got:      {got}")
+    lo = max(pos - CONTEXT, 0)
+    lines.append(f"  expected[{lo}:{pos + CONTEXT + 1}] = {[_token(i, vocab) for i in expected[lo:pos + CONTEXT + 1]]}")
+    lines.append(f"  got[{lo}:{pos + CONTEXT + 1}]      = {[_token(i, vocab) for i in actual[lo:pos + CONTEXT + 1]]}")
+    if vocab is not None:
+        try:
+            offset = sum(len(vocab[i]) for i in expected[:pos])
+            lines.append(f"  at byte {offset} of the input")
+        except KeyError:
+            pass
+        if text is not None:
+            data = text.encode("utf-8")
+            lines.append(f"  input around it: {data[max(offset - 20, 0):offset + 20]!r}")
+    elif text is not None:
+        lines.append(f"  input starts: {_short(text)}")
+    raise AssertionError("\n".join(lines))
+
+
+def assert_text_equal(actual: str, expected: str, *, what: str = "text") -> None:
+    """Equal strings, or the first differing character with context."""
+    __tracebackhide__ = True
+    pos = first_difference(expected, actual)
+    if pos is None:
+        return
+    lo = max(pos - 20, 0)
+    raise AssertionError(
+        f"{what} differs at character {pos} (expected {len(expected)} characters, got {len(actual)})\n"
+        f"  expected[{lo}:{pos + 20}] = {expected[lo:pos + 20]!r}\n"
+        f"  got[{lo}:{pos + 20}]      = {actual[lo:pos + 20]!r}"
+    )
+
+
+def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "item") -> None:
+    """Equal sequences (pre-tokens, pieces), or the first differing item with neighbours."""
+    __tracebackhide__ = True
+    pos = first_difference(expected, actual)
+    if pos is None:
+        return
+    lo = max(pos - 3, 0)
+    exp = _short(expected[pos]) if pos < len(expected) else "<end>"
+    got = _short(actual[pos]) if pos < len(actual) else "<end>"
+    raise AssertionError(
+        f"{what} {pos} differs (expected {len(expected)} {what}s, got {len(actual)})\n"
+        f"  expected: {exp}\n  got:      {got}\n"
+        f"  expected[{lo}:{pos + 4}] = {_short(list(expected[lo:pos + 4]), 200)}\n"
+        f"  got[{lo}:{pos + 4}]      = {_short(list(actual[lo:pos + 4]), 200)}"
+    )
+
+
+def pair_counts_after(
+    word_counts: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]
+) -> Counter[tuple[bytes, bytes]]:
+    """Pair counts over pre-tokens (bytes -> count) after applying ``merges`` in order.
+    Deliberately naive and independent of any implementation: used to explain failures."""
+    counts: Counter[tuple[bytes, bytes]] = Counter()
+    for word, n in word_counts.items():
+        parts = [bytes([b]) for b in word]
+        for a, b in merges:
+            i, out = 0, []
+            while i < len(parts):
+                if i + 1 < len(parts) and parts[i] == a and parts[i + 1] == b:
+                    out.append(a + b)
+                    i += 2
+                else:
+                    out.append(parts[i])
+                    i += 1
+            parts = out
+        for pair in zip(parts, parts[1:]):
+            counts[pair] += n
+    return counts
+
+
+def assert_merges_equal(
+    actual: list[tuple[bytes, bytes]],
+    expected: list[tuple[bytes, bytes]],
+    *,
+    word_counts: Mapping[bytes, int] | None = None,
+) -> None:
+    """Equal merge lists, or the first differing merge index, both pairs and, given the
+    corpus's pre-token counts, how often each pair occurred at that step."""
+    __tracebackhide__ = True
+    pos = first_difference(expected, actual)
+    if pos is None:
+        return
+    if pos >= len(actual) or pos >= len(expected):
+        raise AssertionError(
+            f"expected {len(expected)} merges, got {len(actual)}; the first {pos} agree"
+            + (f"; the next expected merge is #{pos} {expected[pos]!r}" if pos < len(expected) else f"; extra merge #{pos} {actual[pos]!r}")
+        )
+    lines = [f"merge #{pos} differs (the first {pos} merges agree)", f"  expected: {expected[pos]!r}", f"  got:      {actual[pos]!r}"]
+    if word_counts is not None:
+        counts = pair_counts_after(word_counts, expected[:pos])
+        lines[1] += f"  occurring {counts.get(expected[pos], 0)} times at that step"
+        lines[2] += f"  occurring {counts.get(actual[pos], 0)} times at that step"
+        if counts.get(expected[pos], 0) == counts.get(actual[pos], 0):
+            lines.append("  the counts tie: the tie must go to the lexicographically greatest pair of byte strings")
+    raise AssertionError("\n".join(lines))
+
+
+def assert_vocab_equal(actual: Mapping[int, bytes], expected: Mapping[int, bytes]) -> None:
+    """Equal vocabularies, or the first id (in order) where they differ."""
+    __tracebackhide__ = True
+    if actual == expected:
+        return
+    for i in sorted(set(actual) | set(expected)):
+        if actual.get(i) != expected.get(i):
+            raise AssertionError(
+                f"vocab differs first at id {i} (expected {len(expected)} entries, got {len(actual)})\n"
+                f"  expected: {expected.get(i, '<missing>')!r}\n  got:      {actual.get(i, '<missing>')!r}"
+            )

@@ -1,0 +1,220 @@
+"""The implementation under test, seen through ``adapters.py``.
+
+Tests never import a submission directly: they hold an :class:`Implementation`, call its
+adapters by name, and get back plain data checked against the shape each adapter promises.
+Tokenizer objects stay on the implementation's side and are used through handles, so the
+same tests run whether the code runs in this process (``LocalBackend``, for students' own
+``pytest`` runs and debuggers) or in an isolated worker process (for grading).
+"""
+
+from __future__ import annotations
+
+import functools
+import importlib
+import importlib.util
+import os
+import sys
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from types import ModuleType
+from typing import Any, Protocol
+
+from . import values as V
+
+ROOT = Path(__file__).resolve().parent.parent
+IMPL_ENV = "BPE_IMPL"  # "student" (default) or "reference": the package adapters.py uses
+
+# adapter -> shape of its result; "handle:KIND" adapters return an object used through a handle
+ADAPTERS: dict[str, V.Shape | str] = {
+    "get_character_tokenizer": "handle:simple",
+    "get_byte_tokenizer": "handle:simple",
+    "get_word_tokenizer": "handle:simple",
+    "run_compression_ratio": V.NUMBER,
+    "run_get_pair_counts": V.PAIR_COUNTS,
+    "run_merge": V.INT_LIST,
+    "run_pretokenize": V.STR_LIST,
+    "run_split_on_special_tokens": V.STR_LIST,
+    "run_train_bpe": V.TRAINED,
+    "get_tokenizer": "handle:tokenizer",
+    "get_tokenizer_from_files": "handle:tokenizer",
+    "run_save_tokenizer": V.NONE,
+}
+METHODS: dict[str, dict[str, V.Shape]] = {
+    "simple": {"encode": V.INT_LIST, "decode": V.STR},
+    "tokenizer": {"encode": V.INT_LIST, "decode": V.STR, "encode_iterable": V.INT_LIST},
+}
+
+
+class Backend(Protocol):
+    """Runs adapters and methods of returned objects; returns plain data or handle ids."""
+
+    label: str
+
+    def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any: ...
+
+    def method(self, handle: int, name: str, args: tuple) -> Any: ...
+
+    def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]: ...
+
+    def probe(self, probe: str, handle: int | None, args: tuple) -> Any: ...
+
+
+class BrokenImplementation(AssertionError):
+    """``adapters.py`` (or what it imports) could not be loaded at all."""
+
+
+def load_adapters(impl: str = "student", root: Path | str | None = None) -> ModuleType:
+    """Load ``root/adapters.py`` (default: this repository) with ``BPE_IMPL=impl``.
+
+    Each call makes a fresh module object, so the student's and the reference's adapters
+    can be used side by side in one process.
+    """
+    root = Path(root or ROOT).resolve()
+    path = root / "adapters.py"
+    if not path.is_file():
+        raise BrokenImplementation(f"no adapters.py in {root}")
+    if str(root) not in sys.path:
+        sys.path.insert(0, str(root))
+    previous = os.environ.get(IMPL_ENV)
+    os.environ[IMPL_ENV] = impl
+    try:
+        spec = importlib.util.spec_from_file_location(f"adapters_{impl}", path)
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+    except Exception as err:  # the submission's own import-time error, reported as such
+        raise BrokenImplementation(f"{path.name} could not be imported: {describe_import_error(err)}") from None
+    finally:
+        if previous is None:
+            os.environ.pop(IMPL_ENV, None)
+        else:
+            os.environ[IMPL_ENV] = previous
+    return module
+
+
+def describe_import_error(err: BaseException) -> str:
+    """One line naming the file and line of an import-time error."""
+    if isinstance(err, SyntaxError):
+        return f"SyntaxError in {err.filename}, line {err.lineno}: {err.msg}"
+    tb = err.__traceback__
+    where = ""
+    while tb is not None:
+        where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})"
+        tb = tb.tb_next
+    return f"{type(err).__name__}: {err}{where}"
+
+
+class LocalBackend:
+    """Runs the implementation in this process: prints, breakpoints and tracebacks work."""
+
+    def __init__(self, impl: str = "student", root: Path | str | None = None) -> None:
+        self.label = impl
+        self.impl, self.root = impl, root
+        self._adapters: ModuleType | None = None
+        self._broken: BrokenImplementation | None = None
+        self._objects: dict[int, Any] = {}
+
+    @property
+    def adapters(self):
+        if self._broken is not None:
+            raise self._broken
+        if self._adapters is None:
+            try:
+                self._adapters = load_adapters(self.impl, self.root)
+            except BrokenImplementation as err:
+                self._broken = err
+                raise
+        return self._adapters
+
+    def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any:
+        __tracebackhide__ = True
+        fn = getattr(self.adapters, adapter, None)
+        if not callable(fn):
+            raise NotImplementedError(f"adapters.{adapter} is missing from adapters.py")
+        result = fn(*args)
+        if returns_handle:
+            handle = len(self._objects) + 1
+            self._objects[handle] = result
+            return handle
+        return V.to_plain(result, f"adapters.{adapter}(...)")
+
+    def _bound(self, handle: int, name: str):
+        __tracebackhide__ = True
+        obj = self._objects[handle]
+        fn = getattr(obj, name, None)
+        if not callable(fn):
+            raise NotImplementedError(f"{type(obj).__qualname__}.{name} is missing")
+        return fn
+
+    def method(self, handle: int, name: str, args: tuple) -> Any:
+        __tracebackhide__ = True
+        return V.to_plain(self._bound(handle, name)(*args), f"{name}(...)")
+
+    def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
+        __tracebackhide__ = True
+        for i, item in enumerate(self._bound(handle, name)(chunks)):
+            yield V.to_plain(item, f"{name}(...) item {i}")
+
+    def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
+        from . import probes
+
+        target = self._objects[handle] if handle is not None else self.adapters
+        return getattr(probes, probe)(target, *args)
+
+
+class Handle:
+    """An object living on the implementation's side (a tokenizer), used by method name."""
+
+    def __init__(self, impl: "Implementation", handle: int, kind: str, made_by: str) -> None:
+        self._impl, self._handle, self._kind, self._made_by = impl, handle, kind, made_by
+
+    def _call(self, name: str, *args: Any) -> Any:
+        __tracebackhide__ = True
+        value = self._impl.backend.method(self._handle, name, args)
+        METHODS[self._kind][name].check(value, f"{name}(...) returned a value that")
+        return value
+
+    def encode(self, text: str) -> list[int]:
+        __tracebackhide__ = True
+        return self._call("encode", text)
+
+    def decode(self, ids: list[int]) -> str:
+        __tracebackhide__ = True
+        return self._call("decode", ids)
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        __tracebackhide__ = True
+        for i, item in enumerate(self._impl.backend.stream(self._handle, "encode_iterable", iterable)):
+            V.INT.check(item, f"encode_iterable(...) item {i}")
+            yield item
+
+    def probe(self, probe: str, *args: Any) -> Any:
+        return self._impl.backend.probe(probe, self._handle, args)
+
+    def __repr__(self) -> str:
+        return f"<{self._kind} from {self._impl.label}.{self._made_by}>"
+
+
+class Implementation:
+    """Adapters by name, with every result checked: ``impl.run_merge([1, 2], (1, 2), 3)``."""
+
+    def __init__(self, backend: Backend) -> None:
+        self.backend = backend
+        self.label = backend.label
+
+    def call(self, adapter: str, *args: Any) -> Any:
+        __tracebackhide__ = True
+        shape = ADAPTERS[adapter]
+        if isinstance(shape, str):
+            handle = self.backend.call(adapter, args, True)
+            return Handle(self, handle, shape.split(":", 1)[1], adapter)
+        value = self.backend.call(adapter, args, False)
+        shape.check(value, f"adapters.{adapter}(...) returned a value that")
+        return value
+
+    def __getattr__(self, name: str) -> Any:
+        if name in ADAPTERS:
+            return functools.partial(self.call, name)
+        raise AttributeError(name)
+
+    def probe(self, probe: str, *args: Any) -> Any:
+        return self.backend.probe(probe, None, args)

@@ -1,0 +1,92 @@
+"""The pytest plugin: chooses the implementation under test and shapes failure messages.
+
+Options: ``--impl student|reference`` (default: ``$BPE_IMPL`` or ``student``),
+``--submission DIR`` (another checkout laid out like this repository), ``--seed N`` for
+randomized cases. Failures caused by unimplemented code, an ``adapters.py`` that does not
+import, or a result of the wrong type are reported as one readable line each.
+"""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from . import impl as impl_mod
+from .values import WrongResult
+
+DEFAULT_SEED = 20261122
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("bpe", "BPE assignment harness")
+    group.addoption(
+        "--impl",
+        choices=["student", "reference"],
+        default=os.environ.get(impl_mod.IMPL_ENV, "student"),
+        help="implementation under test: the student/ package (default) or reference/",
+    )
+    group.addoption("--submission", default=None, metavar="DIR", help="test another checkout laid out like this one")
+    group.addoption(
+        "--seed",
+        type=int,
+        default=int(os.environ.get("BPE_SEED", DEFAULT_SEED)),
+        help="seed of the randomized test cases (every failure prints it)",
+    )
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    config.addinivalue_line("markers", "speed: compares running time with the reference")
+    try:
+        from hypothesis import HealthCheck, settings
+
+        settings.register_profile(
+            "bpe",
+            derandomize=True,  # the same examples every run: scores are reproducible
+            database=None,  # and never depend on a previous run's saved failures
+            deadline=None,
+            print_blob=True,
+            suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
+        )
+        settings.load_profile("bpe")
+    except ImportError:  # pragma: no cover - hypothesis is a test dependency
+        pass
+
+
+def make_backend(config: pytest.Config, which: str):
+    """The backend running ``which`` ("submission" or "reference") for this session."""
+    factory = getattr(config, "_bpe_backend_factory", None)
+    if factory is not None:
+        return factory(which)
+    if which == "reference":
+        return impl_mod.LocalBackend("reference")
+    return impl_mod.LocalBackend(config.getoption("impl"), config.getoption("submission"))
+
+
+def pytest_report_header(config: pytest.Config) -> list[str]:
+    where = config.getoption("submission") or "this checkout"
+    return [f"bpe-harness: implementation={config.getoption('impl')} ({where}), seed={config.getoption('seed')}"]
+
+
+def _not_implemented_line(excinfo: pytest.ExceptionInfo) -> str:
+    message = str(excinfo.value).strip()
+    if message:
+        return f"not implemented: {message}"
+    code = excinfo.traceback[-1].frame.code.raw
+    return f"not implemented: {getattr(code, 'co_qualname', code.co_name)}"
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or call.excinfo is None:
+        return
+    excinfo = call.excinfo
+    if excinfo.errisinstance(NotImplementedError):
+        report.longrepr = _not_implemented_line(excinfo)
+    elif excinfo.errisinstance((impl_mod.BrokenImplementation, WrongResult)):
+        report.longrepr = str(excinfo.value)
+    if "seed" in getattr(item, "fixturenames", ()):
+        seed = item.config.getoption("seed")
+        report.sections.append(("reproduce", f"randomized with seed {seed}: pytest '{item.nodeid}' --seed {seed}"))

@@ -1,0 +1,173 @@
+"""Plain data: what an implementation may return, and how it is checked.
+
+Everything a submission returns is first turned into *plain data* (exact ``int``, ``float``,
+``str``, ``bytes``, ``bool``, ``None``, ``list``, ``tuple``, ``dict``), then checked against the
+shape the adapter promises (``list[int]``, ``dict[int, bytes]``, ...). Objects of other
+classes, including subclasses of ``list`` or ``int`` that could lie about equality, are
+rejected with a message saying what came back. The standard library's dict subclasses
+(``Counter``, ``defaultdict``, ``OrderedDict``) are accepted as plain dicts.
+
+The same plain data crosses the process boundary as tagged JSON (``wire_dumps`` /
+``wire_loads``), which can carry bytes, tuples and non-string dict keys and cannot run code.
+"""
+
+from __future__ import annotations
+
+import base64
+import collections
+import json
+from dataclasses import dataclass
+from typing import Any
+
+_SCALARS = (int, float, str, bytes, bool, type(None))
+_STD_DICTS = (dict, collections.Counter, collections.defaultdict, collections.OrderedDict)
+
+
+class WrongResult(AssertionError):
+    """A submission returned a value of the wrong type or shape."""
+
+
+def _describe(value: Any) -> str:
+    text = repr(value) if type(value) in _SCALARS else f"a {type(value).__qualname__}"
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
+    """A copy of ``value`` made of exact built-in types only; ``WrongResult`` otherwise."""
+    kind = type(value)
+    if kind in _SCALARS:
+        return value
+    if _depth > 20:
+        raise WrongResult(f"{where}: the value is nested more than 20 levels deep")
+    if kind is list or kind is tuple:
+        items = [to_plain(v, f"{where}[{i}]", _depth + 1) for i, v in enumerate(value)]
+        return items if kind is list else tuple(items)
+    if kind in _STD_DICTS:
+        return {to_plain(k, f"{where} key", _depth + 1): to_plain(v, f"{where}[{k!r}]", _depth + 1) for k, v in value.items()}
+    bases = [b.__name__ for b in kind.__mro__[1:] if b in (list, tuple, dict, int, str, bytes, float)]
+    hint = f" (a subclass of {bases[0]}; return a plain {bases[0]})" if bases else ""
+    raise WrongResult(f"{where} is {_describe(value)}{hint}, which is not plain data")
+
+
+# ---- shapes ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Shape:
+    """An expected shape: a type name for messages and a checker."""
+
+    name: str
+
+    def check(self, value: Any, where: str) -> None:  # pragma: no cover - overridden
+        raise NotImplementedError
+
+
+@dataclass(frozen=True)
+class Exact(Shape):
+    types: tuple[type, ...] = ()
+
+    def check(self, value: Any, where: str) -> None:
+        if type(value) not in self.types:
+            raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
+
+
+@dataclass(frozen=True)
+class ListOf(Shape):
+    item: Shape = None  # type: ignore[assignment]
+
+    def check(self, value: Any, where: str) -> None:
+        if type(value) is not list:
+            raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
+        if isinstance(self.item, Exact) and len(self.item.types) == 1:
+            wanted = self.item.types[0]
+            for i, v in enumerate(value):
+                if type(v) is not wanted:
+                    raise WrongResult(f"{where}[{i}] should be {self.item.name}, got {_describe(v)}")
+            return
+        for i, v in enumerate(value):
+            self.item.check(v, f"{where}[{i}]")
+
+
+@dataclass(frozen=True)
+class TupleOf(Shape):
+    items: tuple[Shape, ...] = ()
+
+    def check(self, value: Any, where: str) -> None:
+        if type(value) is not tuple or len(value) != len(self.items):
+            raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
+        for i, (v, shape) in enumerate(zip(value, self.items)):
+            shape.check(v, f"{where}[{i}]")
+
+
+@dataclass(frozen=True)
+class DictOf(Shape):
+    key: Shape = None  # type: ignore[assignment]
+    value: Shape = None  # type: ignore[assignment]
+
+    def check(self, value: Any, where: str) -> None:
+        if type(value) is not dict:
+            raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
+        for k, v in value.items():
+            self.key.check(k, f"{where} key {k!r}")
+            self.value.check(v, f"{where}[{k!r}]")
+
+
+INT = Exact("int", (int,))
+STR = Exact("str", (str,))
+BYTES = Exact("bytes", (bytes,))
+NONE = Exact("None", (type(None),))
+NUMBER = Exact("float", (float, int))
+INT_LIST = ListOf("list[int]", INT)
+STR_LIST = ListOf("list[str]", STR)
+PAIR = TupleOf("tuple[int, int]", (INT, INT))
+PAIR_COUNTS = DictOf("dict[tuple[int, int], int]", PAIR, INT)
+VOCAB = DictOf("dict[int, bytes]", INT, BYTES)
+MERGES = ListOf("list[tuple[bytes, bytes]]", TupleOf("tuple[bytes, bytes]", (BYTES, BYTES)))
+TRAINED = TupleOf("tuple[dict[int, bytes], list[tuple[bytes, bytes]]]", (VOCAB, MERGES))
+
+
+# ---- the wire format ------------------------------------------------------------------
+
+
+def _tag(value: Any) -> Any:
+    kind = type(value)
+    if kind is bytes:
+        return {"$b": base64.b64encode(value).decode("ascii")}
+    if kind is tuple:
+        return {"$t": [_tag(v) for v in value]}
+    if kind is list:
+        return [_tag(v) for v in value]
+    if kind is dict:
+        return {"$d": [[_tag(k), _tag(v)] for k, v in value.items()]}
+    return value
+
+
+def _untag(obj: dict) -> Any:
+    if len(obj) != 1:
+        raise ValueError(f"malformed wire object with keys {sorted(obj)[:5]}")
+    ((tag, body),) = obj.items()
+    if tag == "$b":
+        return base64.b64decode(body, validate=True)
+    if tag == "$t":
+        return tuple(body)
+    if tag == "$d":
+        out = {}
+        for pair in body:
+            if type(pair) is not list or len(pair) != 2:
+                raise ValueError("malformed dict entry on the wire")
+            key = pair[0]
+            if type(key) in (list, dict):
+                raise ValueError("unhashable dict key on the wire")
+            out[key] = pair[1]
+        return out
+    raise ValueError(f"unknown wire tag {tag!r}")
+
+
+def wire_dumps(value: Any) -> str:
+    """Plain data -> one line of tagged JSON."""
+    return json.dumps(_tag(value), separators=(",", ":"), allow_nan=True)
+
+
+def wire_loads(text: str | bytes) -> Any:
+    """Tagged JSON -> plain data. Builds only built-in values; never runs code."""
+    return json.loads(text, object_hook=_untag)

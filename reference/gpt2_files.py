@@ -1,0 +1,71 @@
+"""GPT-2's on-disk format: ``vocab.json`` (token string -> id) and ``merges.txt``.
+
+GPT-2 stores byte strings as printable Unicode strings: every byte maps to one character
+(printable ASCII and Latin-1 bytes map to themselves, the rest to code points from 256 up),
+so that spaces and control bytes survive a text file.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from functools import lru_cache
+from pathlib import Path
+
+
+@lru_cache(maxsize=1)
+def bytes_to_unicode() -> dict[int, str]:
+    """GPT-2's byte -> printable character table: ``bytes_to_unicode()[ord(" ")] == "Ġ"``."""
+    printable = [*range(ord("!"), ord("~") + 1), *range(ord("¡"), ord("¬") + 1), *range(ord("®"), ord("ÿ") + 1)]
+    table = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+def _to_text(token: bytes) -> str:
+    table = bytes_to_unicode()
+    return "".join(table[b] for b in token)
+
+
+def _to_bytes(text: str, where: str) -> bytes:
+    inverse = {ch: b for b, ch in bytes_to_unicode().items()}
+    try:
+        return bytes(inverse[ch] for ch in text)
+    except KeyError as err:
+        raise ValueError(f"{where}: {text!r} has character {err.args[0]!r} outside GPT-2's byte table") from None
+
+
+def save_tokenizer_files(
+    vocab: dict[int, bytes], merges: list[tuple[bytes, bytes]], vocab_path: str | os.PathLike, merges_path: str | os.PathLike
+) -> None:
+    """Write ``vocab`` as GPT-2 ``vocab.json`` and ``merges`` as ``merges.txt``."""
+    encoder = {_to_text(token): i for i, token in sorted(vocab.items())}
+    if len(encoder) != len(vocab):
+        raise ValueError("save: two ids have the same bytes; vocab.json cannot store that")
+    Path(vocab_path).write_text(json.dumps(encoder, ensure_ascii=False), encoding="utf-8")
+    lines = ["#version: 0.2", *(f"{_to_text(a)} {_to_text(b)}" for a, b in merges)]
+    Path(merges_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def load_tokenizer_files(
+    vocab_path: str | os.PathLike, merges_path: str | os.PathLike
+) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """Read GPT-2 ``vocab.json`` and ``merges.txt`` back into ``(vocab, merges)``."""
+    with open(vocab_path, encoding="utf-8") as f:
+        encoder = json.load(f)
+    vocab = {int(i): _to_bytes(text, str(vocab_path)) for text, i in encoder.items()}
+    merges: list[tuple[bytes, bytes]] = []
+    with open(merges_path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, 1):
+            line = line.rstrip("\n")
+            if not line or (lineno == 1 and line.startswith("#version")):
+                continue
+            parts = line.split(" ")
+            if len(parts) != 2:
+                raise ValueError(f"{merges_path}:{lineno}: expected two tokens separated by one space, got {line!r}")
+            merges.append((_to_bytes(parts[0], f"{merges_path}:{lineno}"), _to_bytes(parts[1], f"{merges_path}:{lineno}")))
+    return vocab, merges

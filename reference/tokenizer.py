@@ -1,0 +1,147 @@
+"""A byte-level BPE tokenizer: encode text to ids with a trained vocabulary and merges.
+
+Encoding a pre-token starts from its bytes and repeatedly applies the merge of lowest rank
+(earliest learned) among its adjacent pairs, until no pair can be merged. Pre-tokens repeat a
+lot in real text, so their ids are cached.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Iterable, Iterator
+
+import regex
+
+from .gpt2_files import load_tokenizer_files, save_tokenizer_files
+from .pretokenize import GPT2_REGEX, special_tokens_regex
+from .primitives import merge
+
+NO_MERGE = float("inf")
+CACHE_LIMIT = 200_000  # pre-tokens kept in the cache; bounds memory on endless streams
+_SAFE_CUT = regex.compile(r"(?r)(?<=\S)\s")  # last place where a pre-token must end
+
+
+class Tokenizer:
+    def __init__(
+        self,
+        vocab: dict[int, bytes],
+        merges: list[tuple[bytes, bytes]],
+        special_tokens: list[str] | None = None,
+    ) -> None:
+        """``vocab``: id -> bytes; ``merges`` in rank order; special tokens missing from
+        ``vocab`` are appended to it with new ids."""
+        self.vocab = dict(vocab)
+        self.merges = list(merges)
+        self.special_tokens = list(dict.fromkeys(special_tokens or []))
+        self.token_ids = {token: i for i, token in self.vocab.items()}
+        for tok in self.special_tokens:
+            if tok.encode("utf-8") not in self.token_ids:
+                new_id = max(self.vocab, default=-1) + 1
+                self.vocab[new_id] = tok.encode("utf-8")
+                self.token_ids[tok.encode("utf-8")] = new_id
+        self.special_ids = {tok: self.token_ids[tok.encode("utf-8")] for tok in self.special_tokens}
+        self.special_regex = special_tokens_regex(self.special_tokens)
+        self.longest_special = max((len(t) for t in self.special_tokens), default=0)
+
+        self.byte_ids = []
+        for b in range(256):
+            if bytes([b]) not in self.token_ids:
+                raise ValueError(f"Tokenizer: the vocabulary has no id for the single byte {b}")
+            self.byte_ids.append(self.token_ids[bytes([b])])
+        self.ranks: dict[tuple[int, int], int] = {}  # (left id, right id) -> merge rank
+        self.merged_id: dict[tuple[int, int], int] = {}  # (left id, right id) -> id of the merge
+        for rank, (a, b) in enumerate(self.merges):
+            try:
+                pair = (self.token_ids[a], self.token_ids[b])
+                merged = self.token_ids[a + b]
+            except KeyError:
+                raise ValueError(f"Tokenizer: merge #{rank} {(a, b)!r} uses bytes missing from vocab") from None
+            if pair not in self.ranks:
+                self.ranks[pair] = rank
+                self.merged_id[pair] = merged
+        self.cache: dict[str, list[int]] = {}
+
+    @classmethod
+    def from_files(
+        cls, vocab_path: str | os.PathLike, merges_path: str | os.PathLike, special_tokens: list[str] | None = None
+    ) -> "Tokenizer":
+        """Load GPT-2-format ``vocab.json`` and ``merges.txt``."""
+        vocab, merges = load_tokenizer_files(vocab_path, merges_path)
+        return cls(vocab, merges, special_tokens)
+
+    def save(self, vocab_path: str | os.PathLike, merges_path: str | os.PathLike) -> None:
+        """Write this tokenizer in the format ``from_files`` reads."""
+        save_tokenizer_files(self.vocab, self.merges, vocab_path, merges_path)
+
+    def _bpe(self, word: str) -> list[int]:
+        """Ids of one pre-token: apply the lowest-ranked merge present until none applies."""
+        ids = [self.byte_ids[b] for b in word.encode("utf-8")]
+        ranks = self.ranks
+        while len(ids) > 1:
+            pair = min(zip(ids, ids[1:]), key=lambda p: ranks.get(p, NO_MERGE))
+            if pair not in ranks:
+                break
+            ids = merge(ids, pair, self.merged_id[pair])
+        return ids
+
+    def _encode_ordinary(self, text: str, out: list[int]) -> None:
+        cache = self.cache
+        for word in GPT2_REGEX.findall(text):
+            ids = cache.get(word)
+            if ids is None:
+                if len(cache) >= CACHE_LIMIT:
+                    cache.clear()
+                ids = cache[word] = self._bpe(word)
+            out.extend(ids)
+
+    def encode(self, text: str) -> list[int]:
+        """Text -> ids; special tokens are encoded whole, never split or merged."""
+        out: list[int] = []
+        if self.special_regex is None:
+            self._encode_ordinary(text, out)
+            return out
+        start = 0
+        for m in self.special_regex.finditer(text):
+            self._encode_ordinary(text[start : m.start()], out)
+            out.append(self.special_ids[m.group()])
+            start = m.end()
+        self._encode_ordinary(text[start:], out)
+        return out
+
+    def _safe_cut(self, buffer: str) -> int:
+        """The last position in ``buffer`` where encoding may stop without changing any id,
+        whatever text follows: a pre-token boundary not inside (or near the end, so possibly
+        inside) a special token."""
+        limit = len(buffer) - max(self.longest_special - 1, 0)
+        m = _SAFE_CUT.search(buffer, 0, max(limit + 1, 0)) if limit > 0 else None
+        if m is None:
+            return 0
+        cut = m.start()
+        if self.special_regex is not None:
+            for s in self.special_regex.finditer(buffer, 0, min(len(buffer), cut + self.longest_special)):
+                if s.start() < cut < s.end():
+                    return s.start()
+        return cut
+
+    def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
+        """Lazily encode a stream of strings (e.g. a file's lines); memory stays bounded."""
+        buffer = ""
+        for chunk in iterable:
+            buffer += chunk
+            cut = self._safe_cut(buffer)
+            if cut:
+                yield from self.encode(buffer[:cut])
+                buffer = buffer[cut:]
+        yield from self.encode(buffer)
+
+    def decode(self, ids: list[int]) -> str:
+        """Ids -> text; byte sequences that are not valid UTF-8 become U+FFFD."""
+        vocab = self.vocab
+        try:
+            data = b"".join([vocab[i] for i in ids])
+        except (KeyError, TypeError):
+            for pos, i in enumerate(ids):
+                if i not in vocab:
+                    raise ValueError(f"decode: unknown token id {i!r} at position {pos}") from None
+            raise
+        return data.decode("utf-8", errors="replace")

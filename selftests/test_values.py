@@ -1,0 +1,63 @@
+"""The plain-data checks and the wire format that carry results across the trust boundary."""
+
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+
+import pytest
+
+from grader import values as V
+
+
+class LyingList(list):
+    def __eq__(self, other):
+        return True
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        [1, 2, 3],
+        {(1, 2): 3},
+        ({0: b"\x00", 1: b"ab"}, [(b"a", b"b")]),
+        ["x", None, 1.5, True],
+        {b"k": [(), ()]},
+    ],
+)
+def test_wire_round_trip_preserves_plain_data(value):
+    assert V.wire_loads(V.wire_dumps(value)) == value
+    assert type(V.wire_loads(V.wire_dumps(value))) is type(value)
+
+
+@pytest.mark.parametrize("value", [LyingList([1]), [True.__class__(1), LyingList()], object()])
+def test_to_plain_rejects_objects_that_are_not_plain_data(value):
+    with pytest.raises(V.WrongResult):
+        V.to_plain(value, "result")
+
+
+def test_to_plain_accepts_standard_dict_subclasses():
+    plain = V.to_plain(Counter({(1, 2): 3}), "counts")
+    assert type(plain) is dict and plain == {(1, 2): 3}
+    assert type(V.to_plain(defaultdict(int, {1: 2}), "d")) is dict
+
+
+@pytest.mark.parametrize(
+    "shape, value",
+    [
+        (V.INT_LIST, [1, "2"]),
+        (V.INT_LIST, (1, 2)),
+        (V.INT_LIST, [1, True]),
+        (V.PAIR_COUNTS, {(1, 2): 1.0}),
+        (V.TRAINED, ({0: "a"}, [])),
+        (V.MERGES, [[b"a", b"b"]]),
+    ],
+)
+def test_shapes_reject_wrong_types(shape, value):
+    with pytest.raises(V.WrongResult):
+        shape.check(value, "result")
+
+
+@pytest.mark.parametrize("text", ['{"$x": 1}', '{"$b": "!!"}', '{"$d": [[1]]}', '{"$d": [[[1], 2]]}'])
+def test_wire_loads_rejects_malformed_input(text):
+    with pytest.raises(ValueError):
+        V.wire_loads(text)

@@ -1,0 +1,105 @@
+"""Fixtures shared by the graded suite: the implementation under test, the reference,
+GPT-2 data from tiktoken, fixture files and seeded randomness."""
+
+from __future__ import annotations
+
+import json
+import random
+from pathlib import Path
+
+import pytest
+
+from grader import use_shared_tiktoken_cache
+from grader.impl import Implementation
+from grader.plugin import make_backend
+
+ROOT = Path(__file__).resolve().parent.parent
+FIXTURES = ROOT / "fixtures"
+use_shared_tiktoken_cache()
+
+GPT2_URLS = {
+    "vocab.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
+    "merges.txt": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
+}
+EOT = "<|endoftext|>"
+
+
+@pytest.fixture(scope="session")
+def impl(pytestconfig: pytest.Config) -> Implementation:
+    """The implementation under test (student/ by default), through adapters.py."""
+    return Implementation(make_backend(pytestconfig, "submission"))
+
+
+@pytest.fixture(scope="session")
+def ref(pytestconfig: pytest.Config) -> Implementation:
+    """The reference solution, for expected values no independent oracle gives."""
+    if not (ROOT / "reference").is_dir():
+        pytest.skip("needs reference/, which only the course staff have")
+    return Implementation(make_backend(pytestconfig, "reference"))
+
+
+@pytest.fixture(scope="session")
+def seed(pytestconfig: pytest.Config) -> int:
+    return pytestconfig.getoption("seed")
+
+
+@pytest.fixture
+def rng(seed: int, request: pytest.FixtureRequest) -> random.Random:
+    """A random generator seeded by --seed and the test's name: reproducible per test."""
+    return random.Random(f"{seed}:{request.node.nodeid}")
+
+
+@pytest.fixture(scope="session")
+def fixture_path():
+    def path(name: str) -> Path:
+        p = FIXTURES / name
+        if not p.is_file():
+            raise FileNotFoundError(f"fixture file {p} is missing")
+        return p
+
+    return path
+
+
+@pytest.fixture(scope="session")
+def gpt2_encoding():
+    import tiktoken
+
+    return tiktoken.get_encoding("gpt2")
+
+
+@pytest.fixture(scope="session")
+def gpt2_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
+    """GPT-2's vocab.json and merges.txt, read through tiktoken's download cache."""
+    from tiktoken.load import read_file_cached
+
+    out = tmp_path_factory.mktemp("gpt2")
+    for name, url in GPT2_URLS.items():
+        (out / name).write_bytes(read_file_cached(url))
+    return {"vocab": out / "vocab.json", "merges": out / "merges.txt"}
+
+
+@pytest.fixture(scope="session")
+def gpt2_vocab_merges(gpt2_files) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
+    """GPT-2's vocabulary (id -> bytes) and merges, decoded independently of any submission."""
+    table = gpt2_byte_decoder()
+    encoder = json.loads(gpt2_files["vocab"].read_text(encoding="utf-8"))
+    vocab = {i: bytes(table[ch] for ch in tok) for tok, i in encoder.items()}
+    merges = []
+    for line in gpt2_files["merges"].read_text(encoding="utf-8").splitlines()[1:]:
+        if line:
+            a, b = line.split(" ")
+            merges.append((bytes(table[ch] for ch in a), bytes(table[ch] for ch in b)))
+    return vocab, merges
+
+
+def gpt2_byte_decoder() -> dict[str, int]:
+    """GPT-2's printable character -> byte table, rebuilt from its published definition."""
+    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    table, extra = {}, 0
+    for b in range(256):
+        if b in keep:
+            table[chr(b)] = b
+        else:
+            table[chr(256 + extra)] = b
+            extra += 1
+    return table
