@@ -103,3 +103,23 @@ def gpt2_byte_decoder() -> dict[str, int]:
             table[chr(256 + extra)] = b
             extra += 1
     return table
+
+
+@pytest.fixture
+def check_speed(pytestconfig: pytest.Config, record_property):
+    """``check_speed(what, run_impl, run_ref)``: time the reference (best of 3) and the
+    submission (once) on the same work in this run; fail if the submission exceeds the
+    policy's multiple of the reference plus its floor. The report is recorded either way."""
+    from grader.timing import SpeedPolicy, best_time, speed_report, timed
+
+    policy = getattr(pytestconfig, "_bpe_speed_policy", None) or SpeedPolicy()
+
+    def check(what: str, run_impl, run_ref):
+        _, reference = best_time(run_ref)
+        result, seconds = timed(run_impl)
+        report = speed_report(what, seconds, reference, policy)
+        record_property("speed", report)
+        assert seconds <= policy.limit(reference), f"too slow: {report}"
+        return result
+
+    return check
