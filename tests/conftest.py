@@ -123,3 +123,12 @@ def check_speed(pytestconfig: pytest.Config, record_property):
         return result
 
     return check
+
+
+@pytest.fixture(scope="session")
+def gpt2_pretokenize(gpt2_encoding):
+    """The oracle of GPT-2 pre-tokenization: ``regex.findall`` with tiktoken's own pattern."""
+    import regex
+
+    pattern = regex.compile(gpt2_encoding._pat_str)
+    return pattern.findall
