@@ -38,7 +38,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "speed: compares running time with the reference")
     try:
-        from hypothesis import HealthCheck, settings
+        from hypothesis import HealthCheck, Phase, settings
 
         settings.register_profile(
             "bpe",
@@ -46,6 +46,7 @@ def pytest_configure(config: pytest.Config) -> None:
             database=None,  # and never depend on a previous run's saved failures
             deadline=None,
             print_blob=True,
+            phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],  # no slow "explain"
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
         )
         settings.load_profile("bpe")

@@ -1,0 +1,298 @@
+"""``grading.yaml``: the grading policy, loaded and validated before anything runs.
+
+Every problem ends in one :class:`ConfigError` naming the file, the line and the fix.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import zlib
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from .timing import SpeedPolicy
+
+VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
+HIDDEN_OUTPUT = ("full", "first_line", "none")
+SEED_POLICIES = ("fixed", "per_submission")
+
+
+class ConfigError(Exception):
+    """An invalid grading.yaml: the message is the one line shown to the instructor."""
+
+
+@dataclass(frozen=True)
+class Override:
+    select: tuple[str, ...]
+    weight: float = 1.0
+    visibility: str | None = None
+    timeout: float | None = None
+
+
+@dataclass(frozen=True)
+class Group:
+    name: str
+    title: str
+    points: float
+    select: tuple[str, ...]
+    markers: tuple[str, ...]
+    visibility: str | None
+    timeout: float | None
+    overrides: tuple[Override, ...]
+    line: int
+
+    def matches(self, nodeid: str, markers: set[str]) -> bool:
+        return any(fnmatch.fnmatchcase(nodeid, p) for p in self.select) or bool(markers & set(self.markers))
+
+
+@dataclass(frozen=True)
+class Isolation:
+    call_timeout: float = 60.0
+    memory_mb: int = 4096
+    cpu_seconds: int = 600
+    max_processes: int = 64
+    output_bytes: int = 1_000_000
+
+
+@dataclass(frozen=True)
+class Config:
+    path: Path
+    groups: tuple[Group, ...]
+    total: float | None
+    timeout: float
+    visibility: str
+    hidden_visibility: str
+    hidden_output: str
+    seed_policy: str
+    seed_value: int
+    speed: SpeedPolicy
+    isolation: Isolation = field(default_factory=Isolation)
+
+    def seed_for(self, submission: str) -> int:
+        """The seed of the randomized cases: fixed, or derived from the submission's name."""
+        if self.seed_policy == "fixed":
+            return self.seed_value
+        return (self.seed_value ^ zlib.crc32(submission.encode("utf-8"))) & 0x7FFFFFFF
+
+    def group_of(self, nodeid: str, markers: set[str]) -> Group | None:
+        """The first group (in file order) whose selection matches the test."""
+        return next((g for g in self.groups if g.matches(nodeid, markers)), None)
+
+    def test_policy(self, group: Group, nodeid: str) -> tuple[float, str, float]:
+        """(weight, visibility, timeout) of one test, after the group's overrides."""
+        hidden = "/hidden/" in nodeid.split("::", 1)[0].replace("\\", "/")
+        visibility = group.visibility or (self.hidden_visibility if hidden else self.visibility)
+        weight, timeout = 1.0, group.timeout or self.timeout
+        for o in group.overrides:
+            if any(fnmatch.fnmatchcase(nodeid, p) for p in o.select):
+                weight = o.weight
+                visibility = o.visibility or visibility
+                timeout = o.timeout or timeout
+        return weight, visibility, timeout
+
+
+# ---- loading with line numbers ----------------------------------------------------------
+
+
+class _Doc:
+    """A YAML node with its line, for messages."""
+
+    def __init__(self, path: Path, node: yaml.Node, where: str) -> None:
+        self.path, self.node, self.where = path, node, where
+
+    @property
+    def line(self) -> int:
+        return self.node.start_mark.line + 1
+
+    def fail(self, problem: str, fix: str) -> ConfigError:
+        return ConfigError(f"{self.path}:{self.line}: {self.where}: {problem}; {fix}")
+
+    def mapping(self, allowed: dict[str, str]) -> dict[str, "_Doc"]:
+        if not isinstance(self.node, yaml.MappingNode):
+            raise self.fail(f"expected a mapping, got {self._kind()}", "write `key: value` lines")
+        out: dict[str, _Doc] = {}
+        for key_node, value_node in self.node.value:
+            key = key_node.value
+            if key not in allowed:
+                close = [k for k in allowed if k[:3] == str(key)[:3]]
+                hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
+                raise _Doc(self.path, key_node, self.where).fail(f"unknown key {key!r}", hint)
+            if key in out:
+                raise _Doc(self.path, key_node, self.where).fail(f"key {key!r} appears twice", "keep one")
+            out[key] = _Doc(self.path, value_node, f"{self.where}.{key}" if self.where else key)
+        return out
+
+    def _kind(self) -> str:
+        if isinstance(self.node, yaml.MappingNode):
+            return "a mapping"
+        if isinstance(self.node, yaml.SequenceNode):
+            return "a list"
+        return repr(self.node.value)
+
+    def scalar(self) -> Any:
+        if not isinstance(self.node, yaml.ScalarNode):
+            raise self.fail(f"expected a single value, got {self._kind()}", "write a value, not a list or mapping")
+        return yaml.constructor.SafeConstructor().construct_object(self.node, deep=True)
+
+    def number(self, minimum: float = 0.0, integer: bool = False) -> float:
+        value = self.scalar()
+        kind = "a whole number" if integer else "a number"
+        if type(value) not in ((int,) if integer else (int, float)):
+            raise self.fail(f"expected {kind}, got {value!r}", f"write {kind} such as 10")
+        if value < minimum:
+            raise self.fail(f"{value!r} is below {minimum:g}", f"use {kind} of at least {minimum:g}")
+        return value
+
+    def string(self, choices: tuple[str, ...] | None = None) -> str:
+        value = self.scalar()
+        if type(value) is not str or not value:
+            raise self.fail(f"expected text, got {value!r}", "write a word")
+        if choices and value not in choices:
+            raise self.fail(f"{value!r} is not allowed", f"use one of {', '.join(choices)}")
+        return value
+
+    def strings(self) -> tuple[str, ...]:
+        if isinstance(self.node, yaml.ScalarNode):
+            return (self.string(),)
+        if not isinstance(self.node, yaml.SequenceNode):
+            raise self.fail(f"expected a list of patterns, got {self._kind()}", "write `[pattern, ...]`")
+        return tuple(_Doc(self.path, n, f"{self.where}[{i}]").string() for i, n in enumerate(self.node.value))
+
+    def items(self) -> list["_Doc"]:
+        if not isinstance(self.node, yaml.SequenceNode):
+            raise self.fail(f"expected a list, got {self._kind()}", "write one `- ...` item per entry")
+        return [_Doc(self.path, n, f"{self.where}[{i}]") for i, n in enumerate(self.node.value)]
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate ``grading.yaml``; ``ConfigError`` (one line) on any problem."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as err:
+        raise ConfigError(f"{path}: cannot read the grading policy ({err.strerror}); check the path") from None
+    try:
+        node = yaml.compose(text)
+    except yaml.YAMLError as err:
+        mark = getattr(err, "problem_mark", None)
+        line = f":{mark.line + 1}" if mark else ""
+        problem = getattr(err, "problem", None) or str(err).splitlines()[0]
+        raise ConfigError(f"{path}{line}: not valid YAML ({problem}); fix the syntax") from None
+    if node is None:
+        raise ConfigError(f"{path}:1: the file is empty; it needs at least `groups:`")
+    top = _Doc(path, node, "").mapping(
+        {k: "" for k in ("version", "total", "timeout", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "groups")}
+    )
+    if "groups" not in top:
+        raise ConfigError(f"{path}:1: no `groups:`; list the test groups and their points")
+    if "version" in top and top["version"].scalar() != 1:
+        raise top["version"].fail(f"version {top['version'].scalar()!r} is not supported", "write `version: 1`")
+
+    seed_policy, seed_value = "fixed", 0
+    if "seed" in top:
+        seed = top["seed"].mapping({"policy": "", "value": ""})
+        seed_policy = seed["policy"].string(SEED_POLICIES) if "policy" in seed else "fixed"
+        seed_value = int(seed["value"].number(integer=True)) if "value" in seed else 0
+
+    speed = SpeedPolicy()
+    if "speed" in top:
+        s = top["speed"].mapping({"multiple": "", "floor": ""})
+        speed = SpeedPolicy(
+            multiple=s["multiple"].number(1.0) if "multiple" in s else speed.multiple,
+            floor=s["floor"].number(0.0) if "floor" in s else speed.floor,
+        )
+
+    isolation = Isolation()
+    if "isolation" in top:
+        fields = {k: "" for k in ("call_timeout", "memory_mb", "cpu_seconds", "max_processes", "output_bytes")}
+        iso = top["isolation"].mapping(fields)
+        isolation = Isolation(
+            **{k: (iso[k].number(0.1) if k == "call_timeout" else int(iso[k].number(1, integer=True))) for k in iso}
+        )
+
+    groups: list[Group] = []
+    names: set[str] = set()
+    group_keys = {k: "" for k in ("name", "title", "points", "select", "markers", "visibility", "timeout", "overrides")}
+    for item in top["groups"].items():
+        g = item.mapping(group_keys)
+        for required in ("name", "points"):
+            if required not in g:
+                raise item.fail(f"missing `{required}`", f"add `{required}:` to this group")
+        if "select" not in g and "markers" not in g:
+            raise item.fail("no `select:` or `markers:`", "say which tests belong to the group")
+        name = g["name"].string()
+        if name in names:
+            raise g["name"].fail(f"group name {name!r} is used twice", "give each group its own name")
+        names.add(name)
+        overrides = []
+        for o in g["overrides"].items() if "overrides" in g else []:
+            od = o.mapping({"select": "", "weight": "", "visibility": "", "timeout": ""})
+            if "select" not in od:
+                raise o.fail("missing `select`", "say which tests the override applies to")
+            overrides.append(
+                Override(
+                    select=od["select"].strings(),
+                    weight=od["weight"].number(0.0) if "weight" in od else 1.0,
+                    visibility=od["visibility"].string(VISIBILITIES) if "visibility" in od else None,
+                    timeout=od["timeout"].number(0.1) if "timeout" in od else None,
+                )
+            )
+        groups.append(
+            Group(
+                name=name,
+                title=g["title"].string() if "title" in g else name,
+                points=g["points"].number(0.0),
+                select=g["select"].strings() if "select" in g else (),
+                markers=g["markers"].strings() if "markers" in g else (),
+                visibility=g["visibility"].string(VISIBILITIES) if "visibility" in g else None,
+                timeout=g["timeout"].number(0.1) if "timeout" in g else None,
+                overrides=tuple(overrides),
+                line=item.line,
+            )
+        )
+    if not groups:
+        raise top["groups"].fail("the list of groups is empty", "add at least one group")
+
+    total = top["total"].number(0.0) if "total" in top else None
+    points = sum(g.points for g in groups)
+    if total is not None and abs(points - total) > 1e-9:
+        detail = " + ".join(f"{g.points:g}" for g in groups)
+        raise top["total"].fail(f"the groups' points add up to {points:g} ({detail}), not {total:g}", "change a group's points or `total`")
+
+    return Config(
+        path=path,
+        groups=tuple(groups),
+        total=total,
+        timeout=top["timeout"].number(0.1) if "timeout" in top else 60.0,
+        visibility=top["visibility"].string(VISIBILITIES) if "visibility" in top else "visible",
+        hidden_visibility=top["hidden_visibility"].string(VISIBILITIES) if "hidden_visibility" in top else "after_published",
+        hidden_output=top["hidden_output"].string(HIDDEN_OUTPUT) if "hidden_output" in top else "first_line",
+        seed_policy=seed_policy,
+        seed_value=seed_value,
+        speed=speed,
+        isolation=isolation,
+    )
+
+
+def check_selection(config: Config, collected: dict[str, set[str]]) -> dict[str, Group]:
+    """Assign every collected test (node id -> markers) to its group; ``ConfigError`` for a
+    group or override whose selection matches no test, or a test in no group."""
+    assigned: dict[str, Group] = {}
+    for nodeid, markers in collected.items():
+        group = config.group_of(nodeid, markers)
+        if group is None:
+            raise ConfigError(f"{config.path}: test {nodeid} belongs to no group; add a `select:` pattern that matches it")
+        assigned[nodeid] = group
+    for group in config.groups:
+        if not any(g is group for g in assigned.values()):
+            raise ConfigError(
+                f"{config.path}:{group.line}: group {group.name!r}: its selection {list(group.select) + list(group.markers)} "
+                f"matches no test; fix the patterns (node ids like tests/public/test_x.py::*)"
+            )
+        for o in group.overrides:
+            if not any(fnmatch.fnmatchcase(n, p) for n, g in assigned.items() if g is group for p in o.select):
+                raise ConfigError(f"{config.path}:{group.line}: group {group.name!r}: override {list(o.select)} matches none of its tests; fix the pattern")
+    return assigned

@@ -1,0 +1,122 @@
+"""``python -m grader grade``: run the graded suite on one submission and write its results.
+
+The tests run in a pytest subprocess (student code, in turn, runs in isolated workers
+started from there); this process only reads the report it leaves, scores it by
+``grading.yaml`` and writes the results files. Whatever happens, a results file is written.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+
+from . import ROOT, use_shared_tiktoken_cache
+from .config import ConfigError, load_config
+from .results import failure_json, gradescope_json, score_report, table, write_json, write_junit
+
+EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
+
+
+@dataclass
+class GradeRequest:
+    submission: Path | None = None
+    impl: str = "student"
+    results: Path = Path("results/results.json")
+    junit: Path | None = None
+    config: Path = ROOT / "grading.yaml"
+    isolate: bool | None = None  # None: isolate when the isolation backend is available
+    max_time: float = 3600.0
+    quiet: bool = False
+
+
+def _say(req: GradeRequest, text: str) -> None:
+    if not req.quiet:
+        print(text, flush=True)
+
+
+def _isolation_available() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("grader.isolation") is not None
+
+
+def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int) -> list[str]:
+    cmd = [
+        sys.executable, "-m", "pytest", str(ROOT / "tests"),
+        "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
+        "-p", "grader.grading_plugin", "--grading-config", str(config_path), "--grading-report", str(report),
+        "--impl", req.impl, "--seed", str(seed), "-q", "--no-header", "-rN", "--color=no",
+    ]
+    if req.submission is not None:
+        cmd += ["--submission", str(req.submission)]
+    isolate = _isolation_available() if req.isolate is None else req.isolate
+    if isolate:
+        cmd.append("--isolate")
+    return cmd
+
+
+def fail(req: GradeRequest, reason: str, code: int, started: float) -> int:
+    print(f"grade: {reason}", file=sys.stderr, flush=True)
+    write_json(req.results, failure_json(reason, time.monotonic() - started))
+    return code
+
+
+def grade(req: GradeRequest) -> int:
+    """Grade one submission; returns the exit status (0 whenever grading completed)."""
+    started = time.monotonic()
+    try:
+        config = load_config(req.config)
+    except ConfigError as err:
+        return fail(req, str(err), EXIT_CONFIG, started)
+    if req.submission is not None:
+        req.submission = req.submission.resolve()
+        if not req.submission.is_dir():
+            return fail(req, f"submission folder {req.submission} does not exist", EXIT_HARNESS, started)
+    name = req.submission.name if req.submission else req.impl
+    seed = config.seed_for(name)
+    use_shared_tiktoken_cache()
+    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    log_path = req.results.parent / "grading.log"
+    log_path.parent.mkdir(parents=True, exist_ok=True)
+    _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")
+    with tempfile.TemporaryDirectory(prefix="bpe-grade-") as tmp:
+        report_path = Path(tmp) / "report.json"
+        cmd = pytest_command(req, config.path.resolve(), report_path, seed)
+        with open(log_path, "w", encoding="utf-8") as log:
+            try:
+                proc = subprocess.run(
+                    cmd, cwd=ROOT, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL,
+                    stdin=subprocess.DEVNULL, timeout=req.max_time,
+                )
+                code = proc.returncode
+            except subprocess.TimeoutExpired:
+                code = None
+        try:
+            report = json.loads(report_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            reason = "the test run ended before reporting anything" if code is not None else f"grading exceeded {req.max_time:g} s"
+            return fail(req, f"{reason}; see {log_path}", EXIT_HARNESS, started)
+    if "error" in report:
+        return fail(req, report["error"], EXIT_CONFIG, started)
+    groups = score_report(config, report)
+    summary = table(groups)
+    notes = [f"seed {seed}"]
+    if code is None:
+        notes.append(f"grading stopped after {req.max_time:g} s; tests not run score 0")
+    elif report.get("incomplete"):
+        notes.append("the test run stopped early; tests not run score 0")
+    output = summary + "\n" + "; ".join(notes)
+    elapsed = time.monotonic() - started
+    write_json(req.results, gradescope_json(groups, elapsed, output))
+    if req.junit:
+        write_junit(req.junit, groups)
+    _say(req, output)
+    _say(req, f"results: {req.results}" + (f", junit: {req.junit}" if req.junit else ""))
+    return EXIT_OK

@@ -1,0 +1,109 @@
+"""pytest plugin for ``python -m grader grade``: groups, limits and a machine-readable report.
+
+Loaded only by the grade command (``-p grader.grading_plugin``). It checks that
+``grading.yaml``'s selections match the collected tests before any test runs, gives each
+test its timeout, and writes every test's outcome to ``--grading-report`` as JSON.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from .config import ConfigError, check_selection, load_config
+
+MAX_OUTPUT = 4000  # characters of failure text kept per test
+
+
+def pytest_addoption(parser: pytest.Parser) -> None:
+    group = parser.getgroup("bpe-grading", "BPE grading (used by python -m grader grade)")
+    group.addoption("--grading-config", default=None, help="grading.yaml to apply")
+    group.addoption("--grading-report", default=None, help="where to write the JSON report")
+
+
+class GradingSession:
+    def __init__(self, config: pytest.Config) -> None:
+        self.config = config
+        self.report_path = Path(config.getoption("grading_report"))
+        self.policy = load_config(config.getoption("grading_config"))
+        config._bpe_speed_policy = self.policy.speed  # read by the check_speed fixture
+        config._bpe_isolation = self.policy.isolation
+        self.tests: dict[str, dict] = {}
+        self.error: str | None = None
+        self.remaining: dict[str, int] = {}
+        self.started = time.monotonic()
+
+    def write(self, **extra) -> None:
+        self.report_path.parent.mkdir(parents=True, exist_ok=True)
+        data = {"tests": list(self.tests.values()), **extra}
+        if self.error is not None:
+            data["error"] = self.error
+        tmp = self.report_path.with_suffix(".tmp")
+        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
+        tmp.replace(self.report_path)
+
+    @pytest.hookimpl(trylast=True)
+    def pytest_collection_modifyitems(self, session, config, items) -> None:
+        collected = {item.nodeid: {m.name for m in item.iter_markers()} for item in items}
+        try:
+            assigned = check_selection(self.policy, collected)
+        except ConfigError as err:
+            self.error = str(err)
+            self.write()
+            pytest.exit(str(err), returncode=2)
+        for item in items:
+            group = assigned[item.nodeid]
+            weight, visibility, timeout = self.policy.test_policy(group, item.nodeid)
+            item.add_marker(pytest.mark.timeout(timeout))
+            self.tests[item.nodeid] = {
+                "nodeid": item.nodeid,
+                "group": group.name,
+                "weight": weight,
+                "visibility": visibility,
+                "outcome": "not run",
+                "output": "",
+                "duration": 0.0,
+                "properties": {},
+            }
+            self.remaining[group.name] = self.remaining.get(group.name, 0) + 1
+        self.write(incomplete=True)
+
+    def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
+        test = self.tests.get(report.nodeid)
+        if test is None:
+            return
+        test["duration"] += report.duration
+        for key, value in report.user_properties:
+            test["properties"][key] = value
+        if report.failed:
+            test["outcome"] = "failed"
+            text = report.longreprtext or f"{report.when} failed"
+            if report.when != "call":
+                text = f"[{report.when}] {text}"
+            test["output"] = (test["output"] + "\n" + text).strip()[:MAX_OUTPUT]
+        elif report.skipped and test["outcome"] != "failed":
+            test["outcome"] = "skipped"
+            test["output"] = report.longreprtext[:MAX_OUTPUT] if report.longreprtext else "skipped"
+        elif report.when == "call" and report.passed and test["outcome"] == "not run":
+            test["outcome"] = "passed"
+        if report.when == "teardown":
+            self.remaining[test["group"]] -= 1
+            if self.remaining[test["group"]] == 0:
+                done = [t for t in self.tests.values() if t["group"] == test["group"]]
+                passed = sum(t["outcome"] == "passed" for t in done)
+                print(f"[grade] {test['group']}: {passed}/{len(done)} passed", file=sys.stderr, flush=True)
+
+    def pytest_sessionfinish(self, session, exitstatus) -> None:
+        self.write(exitstatus=int(exitstatus), seconds=time.monotonic() - self.started)
+
+
+def pytest_configure(config: pytest.Config) -> None:
+    if config.getoption("grading_config") and config.getoption("grading_report"):
+        try:
+            config.pluginmanager.register(GradingSession(config), "bpe-grading-session")
+        except ConfigError as err:
+            raise pytest.UsageError(str(err)) from None
