@@ -24,6 +24,12 @@ def build_parser() -> argparse.ArgumentParser:
     iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="run submitted code in the test process (debugging)")
     g.add_argument("--max-time", type=float, default=3600.0, help="stop grading after this many seconds")
     g.add_argument("--quiet", action="store_true", help="print nothing but errors")
+    g.add_argument("--report", type=Path, help="also write a plain JSON report (per-test durations, full outputs) here")
+    g.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids to run, relative to the repository (default: tests)")
+    h = sub.add_parser("handout", help="export the student repository and/or the Gradescope autograder zip")
+    h.add_argument("out", type=Path, nargs="?", help="folder to write the student repository to (new or empty)")
+    h.add_argument("--gradescope", type=Path, metavar="ZIP", help="also (or only) write Gradescope's autograder zip here")
+    h.add_argument("--config", type=Path, default=None, help="grading policy (default: grading.yaml)")
     return parser
 
 
@@ -39,8 +45,16 @@ def main(argv: list[str] | None = None) -> int:
             GradeRequest(
                 submission=args.submission, impl=args.impl, results=args.results, junit=args.junit,
                 config=args.config, isolate=args.isolate, max_time=args.max_time, quiet=args.quiet,
+                report=args.report, tests=args.tests,
             )
         )
+    if args.command == "handout":
+        from .handout import main as handout_main
+
+        if args.out is None and args.gradescope is None:
+            print("handout: give an output folder and/or --gradescope ZIP", file=sys.stderr)
+            return 2
+        return handout_main(args.out, args.gradescope, args.config)
     return 2
 
 

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import ROOT, use_shared_tiktoken_cache
 from .config import ConfigError, load_config
-from .results import failure_json, gradescope_json, score_report, table, write_json, write_junit
+from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 
@@ -33,6 +33,8 @@ class GradeRequest:
     isolate: bool | None = None  # None: isolate when the isolation backend is available
     max_time: float = 3600.0
     quiet: bool = False
+    report: Path | None = None  # also write a plain JSON report (durations, full outputs) here
+    tests: list[str] | None = None  # test paths / node ids relative to the repository (default: tests)
 
 
 def _say(req: GradeRequest, text: str) -> None:
@@ -48,7 +50,7 @@ def _isolation_available() -> bool:
 
 def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int) -> list[str]:
     cmd = [
-        sys.executable, "-m", "pytest", str(ROOT / "tests"),
+        sys.executable, "-m", "pytest", *[str(ROOT / t) for t in (req.tests or ["tests"])],
         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
         "-p", "grader.grading_plugin", "--grading-config", str(config_path), "--grading-report", str(report),
         "--impl", req.impl, "--seed", str(seed), "-q", "--no-header", "-rN", "--color=no",
@@ -64,6 +66,8 @@ def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int
 def fail(req: GradeRequest, reason: str, code: int, started: float) -> int:
     print(f"grade: {reason}", file=sys.stderr, flush=True)
     write_json(req.results, failure_json(reason, time.monotonic() - started))
+    if req.report:
+        write_json(req.report, {"error": reason, "score": 0.0, "seconds": round(time.monotonic() - started, 3), "tests": []})
     return code
 
 
@@ -117,6 +121,8 @@ def grade(req: GradeRequest) -> int:
     write_json(req.results, gradescope_json(groups, elapsed, output))
     if req.junit:
         write_junit(req.junit, groups)
+    if req.report:
+        write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes))
     _say(req, output)
     _say(req, f"results: {req.results}" + (f", junit: {req.junit}" if req.junit else ""))
     return EXIT_OK

@@ -159,3 +159,32 @@ def write_junit(path: Path, groups: list[GroupResult]) -> None:
                 failure.text = t.output
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+def plain_report(groups: list[GroupResult], report: dict, **meta) -> dict:
+    """The grade command's own report (``--report``): every test's node id, group, outcome,
+    duration, score and FULL output (not hidden by visibility), for instructor tools
+    (``compare``, ``batch``). Gradescope's results.json stays as it is."""
+    raw = {t["nodeid"]: t for t in report.get("tests", [])}
+    tests = []
+    for g in groups:
+        for t in g.tests:
+            r = raw.get(t.name, {})
+            tests.append(
+                {
+                    "nodeid": t.name,
+                    "group": g.name,
+                    "outcome": r.get("outcome", t.status),
+                    "duration": round(t.duration, 4),
+                    "score": round(t.score, 4),
+                    "max_score": round(t.max_score, 4),
+                    "output": r.get("output", t.output),
+                    "properties": r.get("properties", {}),
+                }
+            )
+    return {
+        "score": round(sum(g.score for g in groups), 4),
+        "groups": {g.name: {"score": g.score, "points": g.points, "passed": g.passed, "total": g.total} for g in groups},
+        **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in meta.items()},
+        "tests": tests,
+    }

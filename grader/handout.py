@@ -1,0 +1,462 @@
+"""``python -m grader handout``: the repository students receive, and the autograder bundles.
+
+``export_handout(out)`` writes the student repository: the ``student/`` stubs,
+``adapters.py``, the public tests with the support modules they import, the parts of
+``grader/`` those need to run under plain ``pytest``, the public fixtures, the public part
+of ``grading.yaml``, a ``pyproject.toml``, a README, and a GitHub Classroom workflow. What
+goes in is computed from imports and from ``grading.yaml``, never listed by hand, and the
+export is refused if any function body of ``reference/`` appears in it.
+
+``export_gradescope(zip_path)`` writes Gradescope's autograder zip (``setup.sh``,
+``run_autograder`` and everything grading needs: grader, full suite, reference, fixtures).
+"""
+
+from __future__ import annotations
+
+import ast
+import fnmatch
+import json
+import re
+import shlex
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+import tomllib
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import yaml
+
+from . import ROOT
+from .config import Config, load_config
+
+TEMPLATES = Path(__file__).resolve().parent / "templates"
+# grader modules only instructors need: never shipped to students, even when a shipped
+# module mentions one in a function-level import (plugin.py imports isolation for --isolate)
+INSTRUCTOR_ONLY = {
+    "__main__", "grade", "batch", "handout", "compare", "isolation", "worker", "config", "results", "grading_plugin",
+}
+SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
+PYTHON_VERSION = "3.11"
+
+
+class HandoutError(Exception):
+    """The export would be wrong (e.g. it would contain solution code); nothing is written."""
+
+
+# ---- what the public tests need --------------------------------------------------------
+
+
+def _imports(path: Path) -> set[str]:
+    """Absolute module names a Python file imports (anywhere in it); relative imports are
+    resolved against the file's package."""
+    tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+    package = ".".join(path.relative_to(ROOT).with_suffix("").parts[:-1])
+    names: set[str] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            names.update(a.name for a in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            if node.level:
+                base = package.split(".")[: len(package.split(".")) - node.level + 1]
+                base_name = ".".join(p for p in base if p)
+                mod = f"{base_name}.{node.module}" if node.module else base_name
+            else:
+                mod = node.module or ""
+            names.add(mod)
+            names.update(f"{mod}.{a.name}" for a in node.names)  # `from pkg import module`
+    return names
+
+
+def _module_file(root: Path, name: str) -> Path | None:
+    parts = name.split(".")
+    as_file = root.joinpath(*parts).with_suffix(".py")
+    if as_file.is_file():
+        return as_file
+    as_pkg = root.joinpath(*parts, "__init__.py")
+    return as_pkg if as_pkg.is_file() else None
+
+
+def public_test_files(root: Path = ROOT) -> list[Path]:
+    return sorted((root / "tests" / "public").glob("test_*.py"))
+
+
+def support_files(root: Path = ROOT) -> list[Path]:
+    """Every repository module the public tests and ``tests/conftest.py`` need, found by
+    following their imports (``tests.*``, ``fixtures.*``, ``grader.*`` minus the
+    instructor-only modules), plus the packages' ``__init__.py`` files and the plugin that
+    ``pyproject.toml`` loads."""
+    start = [root / "tests" / "conftest.py", *public_test_files(root), root / "grader" / "plugin.py"]
+    seen: set[Path] = set()
+    todo = list(start)
+    while todo:
+        path = todo.pop()
+        if path in seen:
+            continue
+        seen.add(path)
+        for name in _imports(path):
+            top = name.split(".")[0]
+            if top not in ("tests", "fixtures", "grader"):
+                continue
+            if top == "grader" and len(name.split(".")) > 1 and name.split(".")[1] in INSTRUCTOR_ONLY:
+                continue
+            if name.startswith("tests.hidden") or name.startswith("fixtures.hidden"):
+                continue
+            target = _module_file(root, name)
+            if target is not None:
+                todo.append(target)
+    packages = {p.parent / "__init__.py" for p in seen}
+    return sorted(p for p in seen | {q for q in packages if q.is_file()} if "hidden" not in p.relative_to(root).parts)
+
+
+def public_fixture_files(root: Path = ROOT) -> list[Path]:
+    """Data files directly in ``fixtures/`` (the public corpora); never ``fixtures/hidden``."""
+    return sorted(p for p in (root / "fixtures").iterdir() if p.is_file() and p.suffix != ".pyc")
+
+
+_COLLECT = r"""
+import json, sys, pytest
+class Collector:
+    items = {}
+    def pytest_collection_modifyitems(self, items):
+        Collector.items = {i.nodeid: sorted({m.name for m in i.iter_markers()}) for i in items}
+pytest.main(["--collect-only", "-q", "-p", "no:randomly", "-p", "no:cacheprovider", *sys.argv[1:]], plugins=[Collector()])
+sys.stdout.flush()
+print("\n@@COLLECTED@@" + json.dumps(Collector.items))
+"""
+
+
+def collect(root: Path, *paths: str) -> dict[str, set[str]]:
+    """Node id -> marker names of the tests under ``paths`` (collected in a subprocess)."""
+    proc = subprocess.run(
+        [sys.executable, "-c", _COLLECT, *paths], cwd=root, capture_output=True, text=True, timeout=300,
+        stdin=subprocess.DEVNULL,
+    )
+    marker = "@@COLLECTED@@"
+    line = next((ln for ln in reversed(proc.stdout.splitlines()) if ln.startswith(marker)), None)
+    if line is None:
+        raise HandoutError(f"could not collect {' '.join(paths)}:\n{proc.stdout[-2000:]}{proc.stderr[-2000:]}")
+    return {k: set(v) for k, v in json.loads(line[len(marker):]).items()}
+
+
+@dataclass
+class PublicGroup:
+    name: str
+    title: str
+    points: float
+    tests: list[str] = field(default_factory=list)
+
+    def selection(self, all_public: dict[str, set[str]]) -> list[str]:
+        """pytest arguments selecting exactly this group's public tests: whole files when
+        every test of the file is in the group, node ids otherwise."""
+        files: dict[str, list[str]] = {}
+        for nodeid in self.tests:
+            files.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
+        args = []
+        for file, ids in sorted(files.items()):
+            in_file = [n for n in all_public if n.split("::", 1)[0] == file]
+            args += [file] if len(in_file) == len(ids) else sorted(ids)
+        return args
+
+
+def public_groups(config: Config, collected: dict[str, set[str]]) -> list[PublicGroup]:
+    groups = {g.name: PublicGroup(g.name, g.title, g.points) for g in config.groups}
+    for nodeid, markers in sorted(collected.items()):
+        g = config.group_of(nodeid, markers)
+        if g is None:
+            raise HandoutError(f"public test {nodeid} belongs to no group of {config.path}")
+        groups[g.name].tests.append(nodeid)
+    return list(groups.values())
+
+
+# ---- the guarantee: no solution code ---------------------------------------------------
+
+
+def _norm(text: str) -> str:
+    return re.sub(r"\s+", " ", text).strip()
+
+
+def reference_bodies(reference: Path) -> list[tuple[str, str]]:
+    """(``file:function``, normalised body) of every function in ``reference/*.py`` whose
+    body has 2+ statements, also without its docstring (when 2+ statements remain)."""
+    out = []
+    for path in sorted(reference.glob("*.py")):
+        src = path.read_text(encoding="utf-8")
+        for node in ast.walk(ast.parse(src)):
+            if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                continue
+            body = node.body
+            if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) and isinstance(body[0].value.value, str):
+                variants = [body, body[1:]]
+            else:
+                variants = [body]
+            for stmts in variants:
+                if len(stmts) >= 2:
+                    out.append((f"{path.name}:{node.name}", _norm("\n".join(ast.get_source_segment(src, s) for s in stmts))))
+    return out
+
+
+def solution_leaks(tree: Path, reference: Path = ROOT / "reference") -> list[str]:
+    """``file: reference function`` for every reference body found in a file under ``tree``
+    (text files; zip members are not opened)."""
+    bodies = reference_bodies(reference)
+    leaks = []
+    for path in sorted(p for p in tree.rglob("*") if p.is_file()):
+        try:
+            text = _norm(path.read_text(encoding="utf-8"))
+        except (UnicodeDecodeError, OSError):
+            continue
+        leaks += [f"{path.relative_to(tree)}: body of {where}" for where, body in bodies if body in text]
+    return leaks
+
+
+# ---- generated files -------------------------------------------------------------------
+
+
+def public_grading_yaml(config: Config, groups: list[PublicGroup]) -> str:
+    """grading.yaml without what only grading needs (hidden visibility and output policy,
+    seed, isolation limits, overrides that only concern hidden tests)."""
+    out_groups = []
+    for g, pg in zip(config.groups, groups):
+        item: dict = {"name": g.name, "title": g.title, "points": g.points}
+        if g.select:
+            item["select"] = list(g.select)
+        if g.markers:
+            item["markers"] = list(g.markers)
+        if g.timeout:
+            item["timeout"] = g.timeout
+        overrides = []
+        for o in g.overrides:
+            if any(fnmatch.fnmatchcase(n, p) for n in pg.tests for p in o.select):
+                ov: dict = {"select": list(o.select)}
+                if o.weight != 1.0:
+                    ov["weight"] = o.weight
+                overrides.append(ov)
+        if overrides:
+            item["overrides"] = overrides
+        item["public_tests"] = len(pg.tests)
+        out_groups.append(item)
+    doc = {"total": config.total, "timeout": config.timeout,
+           "speed": {"multiple": config.speed.multiple, "floor": config.speed.floor}, "groups": out_groups}
+    if config.total is None:
+        del doc["total"]
+    header = (
+        "# How the assignment is graded: groups of tests and their points (generated from the course's\n"
+        "# grading.yaml). Grading runs these public tests and more hidden tests of the same kinds;\n"
+        "# `public_tests` counts the tests you have in tests/public. A group's points are shared among\n"
+        "# its tests (by weight), and only passing tests score.\n"
+    )
+    return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
+
+
+def _dependencies(root: Path) -> list[str]:
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    return list(data["project"]["dependencies"])
+
+
+def handout_pyproject(root: Path) -> str:
+    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
+    ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    deps = ",\n".join(f"    {json.dumps(d)}" for d in _dependencies(root))
+    ini_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in ini.items())
+    return f"""[build-system]
+requires = ["setuptools>=68"]
+build-backend = "setuptools.build_meta"
+
+[project]
+name = "bpe-assignment"
+version = "1.0.0"
+description = "Byte-level BPE tokenization assignment"
+requires-python = ">={PYTHON_VERSION}"
+dependencies = [
+{deps},
+]
+
+[tool.setuptools]
+packages = ["student", "grader"]
+
+[tool.pytest.ini_options]
+{ini_lines}
+"""
+
+
+def classroom_workflow(groups: list[PublicGroup], collected: dict[str, set[str]]) -> str:
+    """A GitHub Classroom autograding workflow: one command-grader step per group with
+    public tests (its public selection, its points), then the reporter."""
+    steps: list[dict] = [
+        {"name": "Check out the code", "uses": "actions/checkout@v4"},
+        {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": PYTHON_VERSION}},
+        {"name": "Install", "run": "python -m pip install -e ."},
+    ]
+    ids = []
+    for g in groups:
+        if not g.tests:
+            continue
+        ids.append(g.name)
+        command = "python -m pytest -q -p no:randomly " + " ".join(shlex.quote(a) for a in g.selection(collected))
+        steps.append(
+            {
+                "name": g.title,
+                "id": g.name,
+                "uses": "classroom-resources/autograding-command-grader@v1",
+                "with": {"test-name": g.name, "setup-command": "", "command": command, "timeout": 15, "max-score": g.points},
+            }
+        )
+    steps.append(
+        {
+            "name": "Autograding Reporter",
+            "uses": "classroom-resources/autograding-grading-reporter@v1",
+            "env": {f"{n.upper()}_RESULTS": "${{steps.%s.outputs.result}}" % n for n in ids},
+            "with": {"runners": ",".join(ids)},
+        }
+    )
+    doc = {
+        "name": "Autograding Tests",
+        "on": ["push", "workflow_dispatch", "repository_dispatch"],
+        "permissions": {"checks": "write", "actions": "read", "contents": "read"},
+        "jobs": {
+            "run-autograding-tests": {
+                "runs-on": "ubuntu-latest",
+                "if": "github.actor != 'github-classroom[bot]'",
+                "steps": steps,
+            }
+        },
+    }
+    header = (
+        "# GitHub Classroom autograding: the public tests, one step per graded group (generated by\n"
+        "# `python -m grader handout` from grading.yaml). The final grade also includes hidden tests.\n"
+    )
+    return header + yaml.safe_dump(doc, sort_keys=False, width=200)
+
+
+def handout_readme(groups: list[PublicGroup], config: Config) -> str:
+    rows = ["| group | points | public tests | how to run them |", "| --- | ---: | ---: | --- |"]
+    for g in groups:
+        files = sorted({n.split("::", 1)[0] for n in g.tests})
+        run = "`pytest " + " ".join(files) + "`" if files else "(graded by hidden tests only)"
+        rows.append(f"| {g.title} | {g.points:g} | {len(g.tests)} | {run} |")
+    total = config.total if config.total is not None else sum(g.points for g in groups)
+    return render(
+        "handout_README.md",
+        groups_table="\n".join(rows), total=f"{total:g}", python=PYTHON_VERSION,
+        multiple=f"{config.speed.multiple:g}", floor=f"{config.speed.floor:g}",
+    )
+
+
+# ---- export ----------------------------------------------------------------------------
+
+
+def _copy(root: Path, path: Path, out: Path) -> None:
+    dest = out / path.relative_to(root)
+    dest.parent.mkdir(parents=True, exist_ok=True)
+    shutil.copyfile(path, dest)
+
+
+def export_handout(out: Path, root: Path = ROOT, config_path: Path | None = None) -> list[str]:
+    """Write the student repository to ``out`` (must not exist or be empty); returns the
+    notes worth printing (e.g. public tests that need the reference and will skip)."""
+    config = load_config(config_path or root / "grading.yaml")
+    out = Path(out)
+    if out.exists() and any(out.iterdir()):
+        raise HandoutError(f"{out} exists and is not empty; choose a new folder")
+    collected = collect(root, "tests/public")
+    groups = public_groups(config, collected)
+    notes = []
+    needs_ref = sorted(
+        n for n in collected
+        if re.search(r"\bdef\s+%s\s*\([^)]*\bref\b" % re.escape(n.split("::")[1].split("[")[0]),
+                     (root / n.split("::")[0]).read_text(encoding="utf-8"))
+    )
+    if needs_ref:
+        notes.append(f"{len(needs_ref)} public tests use the `ref` fixture and will skip in the handout: {needs_ref[:5]}")
+    with tempfile.TemporaryDirectory(prefix="bpe-handout-") as tmp:
+        stage = Path(tmp) / "handout"
+        stage.mkdir()
+        shutil.copyfile(root / "adapters.py", stage / "adapters.py")
+        shutil.copytree(root / "student", stage / "student", ignore=SKIP)
+        for path in [*public_test_files(root), *support_files(root), *public_fixture_files(root)]:
+            _copy(root, path, stage)
+        (stage / "grading.yaml").write_text(public_grading_yaml(config, groups), encoding="utf-8")
+        (stage / "pyproject.toml").write_text(handout_pyproject(root), encoding="utf-8")
+        (stage / "README.md").write_text(handout_readme(groups, config), encoding="utf-8")
+        (stage / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.pytest_cache/\n.hypothesis/\n", encoding="utf-8")
+        workflow = stage / ".github" / "workflows" / "classroom.yml"
+        workflow.parent.mkdir(parents=True)
+        workflow.write_text(classroom_workflow(groups, collected), encoding="utf-8")
+        forbidden = [p for p in ("reference", "mutants", "tests/hidden", "fixtures/hidden") if (stage / p).exists()]
+        if forbidden:
+            raise HandoutError(f"the handout would contain {forbidden}")
+        leaks = solution_leaks(stage, root / "reference")
+        if leaks:
+            raise HandoutError("the handout would contain solution code:\n  " + "\n  ".join(leaks))
+        out.mkdir(parents=True, exist_ok=True)
+        shutil.copytree(stage, out, dirs_exist_ok=True)
+    return notes
+
+
+# ---- Gradescope ------------------------------------------------------------------------
+
+
+def render(name: str, **values: str) -> str:
+    """``templates/NAME`` with each ``{{key}}`` replaced by its value."""
+    text = (TEMPLATES / name).read_text(encoding="utf-8")
+    for key, value in values.items():
+        text = text.replace("{{%s}}" % key, value)
+    left = re.findall(r"\{\{\w+\}\}", text)
+    if left:
+        raise HandoutError(f"template {name}: no value for {left}")
+    return text
+
+
+def gradescope_files(root: Path = ROOT, max_time: float = 1500) -> dict[str, str]:
+    """The generated scripts of the autograder zip."""
+    deps = " ".join(shlex.quote(d) for d in _dependencies(root))
+    return {
+        "setup.sh": render("setup.sh", dependencies=deps, python=PYTHON_VERSION),
+        "run_autograder": render("run_autograder", max_time=f"{max_time:g}"),
+    }
+
+
+def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500) -> list[str]:
+    """Write Gradescope's autograder zip; returns its member names."""
+    load_config(root / "grading.yaml")  # refuse to bundle a broken policy
+    members: dict[str, Path | str] = dict(gradescope_files(root, max_time))
+    for top in ("grader", "tests", "reference", "fixtures", "student"):
+        for path in sorted((root / top).rglob("*")):
+            rel = path.relative_to(root)
+            if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and ".hypothesis" not in rel.parts:
+                members[rel.as_posix()] = path
+    for name in ("adapters.py", "grading.yaml", "pyproject.toml"):
+        members[name] = root / name
+    zip_path = Path(zip_path)
+    zip_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = zip_path.with_name(zip_path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, src in sorted(members.items()):
+            info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+            executable = name in ("setup.sh", "run_autograder")
+            info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            data = src.encode("utf-8") if isinstance(src, str) else src.read_bytes()
+            zf.writestr(info, data)
+    tmp.replace(zip_path)
+    return sorted(members)
+
+
+def main(out: Path | None, gradescope: Path | None, config: Path | None = None) -> int:
+    try:
+        if out is not None:
+            for note in export_handout(out, config_path=config):
+                print(f"handout: note: {note}")
+            files = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*") if p.is_file())
+            print(f"handout: wrote {len(files)} files to {out}")
+        if gradescope is not None:
+            names = export_gradescope(gradescope)
+            print(f"handout: wrote the Gradescope autograder {gradescope} ({len(names)} files)")
+    except HandoutError as err:
+        print(f"handout: {err}", file=sys.stderr)
+        return 1
+    return 0

@@ -1,0 +1,132 @@
+"""``python -m grader handout``: the student repository runs on its own, fails on the
+stubs, passes with the reference solution, and holds no solution code."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+import yaml
+
+from grader import SHARED_TIKTOKEN_CACHE
+from grader.config import load_config
+from grader.handout import INSTRUCTOR_ONLY, solution_leaks
+
+ROOT = Path(__file__).resolve().parent.parent
+
+
+def student_env() -> dict[str, str]:
+    """A student's environment: nothing points at this repository."""
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_IMPL", "PYTEST_ADDOPTS", "BPE_SEED")}
+    if SHARED_TIKTOKEN_CACHE.is_dir():
+        env.setdefault("TIKTOKEN_CACHE_DIR", str(SHARED_TIKTOKEN_CACHE))
+    return env
+
+
+def run_pytest(where: Path, *args: str, timeout: float = 600) -> tuple[subprocess.CompletedProcess, dict[str, list]]:
+    """``python -m pytest`` inside ``where`` (its own pyproject.toml), with outcomes from JUnit XML."""
+    junit = where / "junit.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", f"--junitxml={junit}", *args],
+        cwd=where, env=student_env(), capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+    outcomes: dict[str, list] = {"passed": [], "failed": [], "skipped": []}
+    if junit.exists():
+        for case in ET.parse(junit).getroot().iter("testcase"):
+            name = f"{case.get('classname')}::{case.get('name')}"
+            bad = case.find("failure") if case.find("failure") is not None else case.find("error")
+            if bad is not None:
+                outcomes["failed"].append((name, (bad.get("message") or "") + (bad.text or "")))
+            elif case.find("skipped") is not None:
+                outcomes["skipped"].append((name, case.find("skipped").get("message")))
+            else:
+                outcomes["passed"].append(name)
+    return proc, outcomes
+
+
+@pytest.fixture(scope="module")
+def handout(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("export") / "bpe-assignment"
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "handout", str(out)], cwd=ROOT, env=student_env(),
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return out
+
+
+def test_handout_has_what_students_need_and_nothing_else(handout):
+    files = {p.relative_to(handout).as_posix() for p in handout.rglob("*") if p.is_file()}
+    for needed in ("adapters.py", "student/__init__.py", "tests/conftest.py", "tests/__init__.py", "tests/public/__init__.py",
+                   "grader/plugin.py", "grader/impl.py", "pyproject.toml", "README.md", "grading.yaml",
+                   ".github/workflows/classroom.yml"):
+        assert needed in files, f"the handout lacks {needed}"
+    assert {f"student/{p.name}" for p in (ROOT / "student").glob("*.py")} <= files
+    assert {f"tests/public/{p.name}" for p in (ROOT / "tests" / "public").glob("test_*.py")} <= files
+    for forbidden in ("reference/", "mutants/", "tests/hidden/", "fixtures/hidden/"):
+        assert not any(f.startswith(forbidden) for f in files), f"the handout contains {forbidden}"
+    shipped = {Path(f).stem for f in files if f.startswith("grader/") and f.endswith(".py")}
+    assert not shipped & INSTRUCTOR_ONLY, f"instructor-only grader modules shipped: {shipped & INSTRUCTOR_ONLY}"
+    public = yaml.safe_load((handout / "grading.yaml").read_text())
+    assert not {"seed", "isolation", "hidden_visibility", "hidden_output"} & set(public), "grading.yaml keeps grading-only keys"
+    config = load_config(ROOT / "grading.yaml")
+    assert [(g["name"], g["points"]) for g in public["groups"]] == [(g.name, g.points) for g in config.groups]
+    text = "\n".join((handout / f).read_text(encoding="utf-8", errors="replace") for f in files)
+    assert "fixtures/hidden" not in text and "tests/hidden" not in text.replace("tests/hidden_", "")
+
+
+def test_no_reference_function_body_appears_in_the_handout(handout, tmp_path):
+    assert solution_leaks(handout) == []
+    # and the check does find a body when there is one
+    planted = tmp_path / "planted"
+    shutil.copytree(handout / "student", planted)
+    source = (ROOT / "reference" / "primitives.py").read_text(encoding="utf-8")
+    (planted / "notes.txt").write_text("  ".join(source.split()), encoding="utf-8")  # whitespace changed
+    assert any("primitives.py" in leak for leak in solution_leaks(planted))
+
+
+def test_the_handout_imports_its_own_grader_not_this_repository(handout):
+    proc = subprocess.run(
+        [sys.executable, "-c", "import grader.plugin, tests.conftest; print(grader.plugin.__file__)"],
+        cwd=handout, env=student_env(), capture_output=True, text=True, timeout=120,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert Path(proc.stdout.strip()).resolve().is_relative_to(handout.resolve()), proc.stdout
+
+
+def test_public_tests_fail_on_the_stubs_with_not_implemented(handout):
+    proc, outcomes = run_pytest(handout, "tests/public/test_primitives.py", "tests/public/test_warmup.py")
+    assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert outcomes["failed"] and not outcomes["passed"], f"passed on the stubs: {outcomes['passed'][:5]}"
+    wrong = [name for name, text in outcomes["failed"] if "not implemented" not in text]
+    assert not wrong, f"{len(wrong)} failures do not say 'not implemented', first: {wrong[:3]}"
+
+
+def test_every_public_test_passes_with_the_reference_as_student_code(handout, tmp_path):
+    solved = tmp_path / "solved"
+    shutil.copytree(handout, solved)
+    for module in (ROOT / "reference").glob("*.py"):
+        shutil.copyfile(module, solved / "student" / module.name)
+    proc, outcomes = run_pytest(solved)
+    assert not outcomes["failed"], f"{len(outcomes['failed'])} failed, first: {outcomes['failed'][:2]}"
+    assert not outcomes["skipped"], f"public tests that skip without reference/ (they use `ref`): {outcomes['skipped'][:5]}"
+    assert proc.returncode == 0 and outcomes["passed"], proc.stdout[-3000:] + proc.stderr[-3000:]
+
+
+def test_classroom_workflow_has_one_step_per_group_with_public_tests(handout):
+    workflow = yaml.safe_load((handout / ".github" / "workflows" / "classroom.yml").read_text())
+    steps = workflow["jobs"]["run-autograding-tests"]["steps"]
+    graders = [s for s in steps if s.get("uses", "").startswith("classroom-resources/autograding-command-grader")]
+    public = yaml.safe_load((handout / "grading.yaml").read_text())["groups"]
+    expected = [(g["name"], g["points"]) for g in public if g["public_tests"]]
+    assert [(s["id"], s["with"]["max-score"]) for s in graders] == expected
+    for step in graders:
+        for arg in step["with"]["command"].split()[6:]:
+            assert (handout / arg.split("::")[0].strip("'")).is_file(), f"{step['id']}: {arg} is not in the handout"
+    reporter = steps[-1]
+    assert reporter["with"]["runners"].split(",") == [name for name, _ in expected]
