@@ -130,3 +130,101 @@ def test_classroom_workflow_has_one_step_per_group_with_public_tests(handout):
             assert (handout / arg.split("::")[0].strip("'")).is_file(), f"{step['id']}: {arg} is not in the handout"
     reporter = steps[-1]
     assert reporter["with"]["runners"].split(",") == [name for name, _ in expected]
+
+
+# ---- the Gradescope autograder bundle -------------------------------------------------
+
+SMALL_POLICY = """\
+version: 1
+timeout: 60
+groups:
+  - name: primitives
+    title: "Part 2: pair counts and merge"
+    points: 10
+    select: ["tests/*/test_primitives*.py::*"]
+"""
+
+
+@pytest.fixture(scope="module")
+def bundle(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "handout", "--gradescope", str(out)], cwd=ROOT, env=student_env(),
+        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr + proc.stdout
+    return out
+
+
+def test_gradescope_zip_holds_the_scripts_and_everything_grading_needs(bundle, tmp_path):
+    import zipfile
+
+    with zipfile.ZipFile(bundle) as zf:
+        names = set(zf.namelist())
+        modes = {i.filename: (i.external_attr >> 16) & 0o777 for i in zf.infolist()}
+        zf.extractall(tmp_path)
+    for needed in ("setup.sh", "run_autograder", "grading.yaml", "adapters.py", "grader/grade.py", "grader/__main__.py",
+                   "reference/__init__.py", "tests/conftest.py", "student/__init__.py"):
+        assert needed in names, f"the bundle lacks {needed}"
+    for tree in ("tests/public/", "tests/hidden/", "fixtures/hidden/"):
+        assert any(n.startswith(tree) for n in names), f"the bundle lacks {tree}"
+    assert not any("__pycache__" in n for n in names)
+    assert modes["run_autograder"] & 0o111 and modes["setup.sh"] & 0o111, "the scripts must be executable"
+    for script in ("setup.sh", "run_autograder"):
+        check = subprocess.run(["bash", "-n", str(tmp_path / script)], capture_output=True, text=True)
+        assert check.returncode == 0, f"{script}: {check.stderr}"
+    setup = (tmp_path / "setup.sh").read_text()
+    assert "pip install" in setup and "tiktoken" in setup and "hypothesis" in setup
+    assert "--results \"$RESULTS/results.json\"" in (tmp_path / "run_autograder").read_text()
+
+
+def fake_autograder(bundle: Path, root: Path) -> Path:
+    """A temporary directory laid out as Gradescope's /autograder after set-up."""
+    import zipfile
+
+    with zipfile.ZipFile(bundle) as zf:
+        zf.extractall(root / "source")
+    shutil.copyfile(root / "source" / "run_autograder", root / "run_autograder")
+    (root / "run_autograder").chmod(0o755)
+    (root / "submission").mkdir()
+    return root
+
+
+def run_autograder(root: Path, policy: Path | None = None, extra: str = "") -> dict:
+    import json
+
+    env = student_env() | {"AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable, "AUTOGRADER_EXTRA_ARGS": extra}
+    if policy is not None:
+        env["AUTOGRADER_CONFIG"] = str(policy)
+    proc = subprocess.run(["bash", str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
+                          timeout=600, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
+
+
+def test_run_autograder_grades_the_submission_into_results_json(bundle, tmp_path):
+    root = fake_autograder(bundle, tmp_path / "autograder")
+    (root / "submission" / "student").mkdir()
+    for module in (ROOT / "reference").glob("*.py"):  # the reference solution, submitted as student code
+        shutil.copyfile(module, root / "submission" / "student" / module.name)
+    shutil.copyfile(ROOT / "adapters.py", root / "submission" / "adapters.py")
+    (root / "submission" / "tests").mkdir()  # a submitted tests/ must not replace the graders' copy
+    (root / "submission" / "tests" / "conftest.py").write_text("raise SystemExit('not the graders tests')\n")
+    policy = tmp_path / "small.yaml"
+    policy.write_text(SMALL_POLICY)
+    results = run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/hidden/test_primitives_hidden.py")
+    assert results["score"] == pytest.approx(10.0), results["output"]
+    assert results["tests"] and all(t["status"] == "passed" for t in results["tests"])
+    assert any("/hidden/" in t["name"] for t in results["tests"]), "hidden tests should run in the autograder"
+    for t in results["tests"]:
+        assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(t)
+
+
+def test_run_autograder_accepts_bare_modules_and_scores_missing_ones_zero(bundle, tmp_path):
+    root = fake_autograder(bundle, tmp_path / "autograder")
+    shutil.copyfile(ROOT / "reference" / "primitives.py", root / "submission" / "primitives.py")  # no student/ folder
+    policy = tmp_path / "small.yaml"
+    policy.write_text(SMALL_POLICY + '  - name: warmup\n    points: 5\n    select: ["tests/*/test_warmup*.py::*"]\n')
+    results = run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/public/test_warmup.py")
+    assert results["score"] == pytest.approx(10.0), results["output"]
+    assert any(t["status"] == "failed" and "not implemented" in t["output"] for t in results["tests"])
