@@ -1,0 +1,417 @@
+"""Part 4: training a byte-level BPE tokenizer (``train_bpe``).
+
+Expected merges come from hand-worked examples (the counting is written out next to each),
+from simple rules (layout, boundaries, errors), and from a deliberately naive trainer in
+``tests/oracles.py`` that recounts every pair from scratch at every step.
+
+Most tests compare the *merges* and the vocabulary as a collection of byte strings; only
+``test_vocab_layout_bytes_then_merges_then_specials`` checks which id each token gets.
+
+Notation in the comments: ``_`` is a space, ``(a,b)=3`` means the pair occurs 3 times,
+``"ab" x2`` a pre-token occurring twice.
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from grader.diff import assert_merges_equal
+from tests import oracles
+
+EOT = "<|endoftext|>"
+
+
+# ---- helpers ---------------------------------------------------------------------------
+
+
+def write_corpus(tmp_path: Path, text: str | bytes, name: str = "corpus.txt") -> Path:
+    path = tmp_path / name
+    path.write_bytes(text if isinstance(text, bytes) else text.encode("utf-8"))
+    return path
+
+
+def train(impl, tmp_path: Path, text: str | bytes, vocab_size: int, specials=()):
+    """Write ``text`` to a file in ``tmp_path`` and train on it: ``(vocab, merges)``."""
+    path = write_corpus(tmp_path, text)
+    return impl.run_train_bpe(str(path), vocab_size, list(specials))
+
+
+def assert_vocab_tokens(vocab: dict[int, bytes], expected: list[bytes] | dict[int, bytes]) -> None:
+    """The vocabulary holds exactly these byte strings, each once (whatever their ids)."""
+    __tracebackhide__ = True
+    want = Counter(expected.values() if isinstance(expected, dict) else expected)
+    got = Counter(vocab.values())
+    if got == want:
+        return
+    missing = sorted((want - got).elements())
+    extra = sorted((got - want).elements())
+    raise AssertionError(
+        f"vocab has {len(vocab)} entries, expected {sum(want.values())}\n"
+        f"  missing:            {missing[:8]!r}{' ...' if len(missing) > 8 else ''}\n"
+        f"  unexpected (or repeated): {extra[:8]!r}{' ...' if len(extra) > 8 else ''}"
+    )
+
+
+def byte_tokens() -> list[bytes]:
+    return [bytes([i]) for i in range(256)]
+
+
+def expected_tokens(merges, specials=()) -> list[bytes]:
+    return byte_tokens() + [a + b for a, b in merges] + [s.encode("utf-8") for s in specials]
+
+
+def check_against_oracle(impl, tmp_path: Path, text: str, vocab_size: int, specials: list[str]) -> None:
+    """Train the implementation and the naive oracle on ``text``; merges and vocab agree."""
+    __tracebackhide__ = True
+    vocab, merges = train(impl, tmp_path, text, vocab_size, specials)
+    want_vocab, want_merges = oracles.train_bpe(text, vocab_size, specials)
+    assert_merges_equal(merges, want_merges, word_counts=oracles.pretoken_counts(text, specials))
+    assert_vocab_tokens(vocab, want_vocab)
+
+
+def fixture_sample(fixture_path, name: str, n_chars: int | None = None) -> str:
+    text = fixture_path(name).read_bytes().decode("utf-8")
+    return text if n_chars is None else text[:n_chars]
+
+
+# ---- hand-worked examples --------------------------------------------------------------
+
+# "the cat in the hat": pre-tokens "the", "_cat", "_in", "_the", "_hat" (x1 each).
+#   counts: (t,h)=2 (the, _the), (h,e)=2, (a,t)=2 (_cat, _hat), every other pair 1.
+#   0: (t,h), (h,e), (a,t) tie at 2; greatest first byte: t > h > a  -> (t,h)
+#   1: (th,e)=2 and (a,t)=2 tie; b"th" > b"a"                      -> (th,e)
+#   2: (a,t)=2 alone                                               -> (a,t)
+#   now every pair occurs once: (_,c) (c,at) (_,i) (i,n) (_,the) (_,h) (h,at)
+#   3: greatest first element is b"i"                              -> (i,n)
+#   4: (h,at) > (c,at) > (_,...)                                   -> (h,at)
+#   5:                                                             -> (c,at)
+#   6-9: (_,the) (_,in) (_,hat) (_,cat): first elements equal, the second decides:
+#        b"the" > b"in" > b"hat" > b"cat". Then every pre-token is one token: stop.
+THE_CAT = [
+    (b"t", b"h"), (b"th", b"e"), (b"a", b"t"), (b"i", b"n"), (b"h", b"at"), (b"c", b"at"),
+    (b" ", b"the"), (b" ", b"in"), (b" ", b"hat"), (b" ", b"cat"),
+]  # fmt: skip
+
+# "aaabdaaabac" is ONE pre-token (all letters, no space).
+#   counts (overlapping): (a,a)=4 (two in each "aaa"), (a,b)=2, (b,d)=1, (d,a)=1, (b,a)=1, (a,c)=1
+#   0: (a,a)=4            -> a a a b d a a a b a c becomes aa a b d aa a b a c (left to right)
+#   1: (aa,a)=2 and (a,b)=2 tie; b"aa" > b"a" (a prefix is smaller) -> (aa,a): aaa b d aaa b a c
+#   2: (aaa,b)=2          -> aaab d aaab a c
+#   3: (aaab,d) (d,aaab) (aaab,a) (a,c) all 1; b"d" is the greatest first element -> (d,aaab)
+#   4: aaab daaab a c: (daaab,a) > (aaab,daaab) > (a,c)   -> (daaab,a)
+#   5: aaab daaaba c: (daaaba,c) > (aaab,daaaba)           -> (daaaba,c)
+#   6: aaab daaabac                                         -> (aaab,daaabac); one token: stop.
+AAABDAAABAC = [
+    (b"a", b"a"), (b"aa", b"a"), (b"aaa", b"b"), (b"d", b"aaab"), (b"daaab", b"a"),
+    (b"daaaba", b"c"), (b"aaab", b"daaabac"),
+]  # fmt: skip
+
+# Sennrich et al.'s example. GPT-2's pattern attaches the space to the word that follows:
+#   "low" x1, "_low" x4, "_lower" x2, "_newest" x6, "_widest" x3
+#   counts: (l,o)=7 (o,w)=7 (_,l)=6 (w,e)=2+6=8 (e,r)=2 (_,n)=6 (n,e)=6 (e,w)=6
+#           (e,s)=6+3=9 (s,t)=9 (_,w)=3 (w,i)=3 (i,d)=3 (d,e)=3
+#   0: (e,s) and (s,t) tie at 9; b"s" > b"e"                  -> (s,t)
+#   1: (e,st)=9                                               -> (e,st)   newest: _ n e w est
+#   2: (w,e) fell to 2 (only _lower); (l,o)=(o,w)=7 tie; o > l -> (o,w)
+#   3: (l,ow)=7                                               -> (l,ow)
+#   4: at 6: (_,low) (_,n) (n,e) (e,w) (w,est); b"w" greatest  -> (w,est)  newest: _ n e west
+#   5: at 6: (_,low) (_,n) (n,e) (e,west); b"n" greatest       -> (n,e)
+#   6: at 6: (_,low) (_,ne) (ne,west); b"ne" greatest          -> (ne,west)
+#   7: at 6: (_,low) (_,newest); b"newest" > b"low"            -> (_,newest)
+#   8: (_,low)=6                                              -> (_,low)
+SENNRICH = "low low low low low lower lower newest newest newest newest newest newest widest widest widest"
+SENNRICH_MERGES = [
+    (b"s", b"t"), (b"e", b"st"), (b"o", b"w"), (b"l", b"ow"), (b"w", b"est"), (b"n", b"e"),
+    (b"ne", b"west"), (b" ", b"newest"), (b" ", b"low"),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize(
+    "text, vocab_size, expected",
+    [
+        ("the cat in the hat", 256 + 20, THE_CAT),
+        ("aaabdaaabac", 256 + 20, AAABDAAABAC),
+        (SENNRICH, 256 + len(SENNRICH_MERGES), SENNRICH_MERGES),
+    ],
+    ids=["the_cat_in_the_hat", "aaabdaaabac", "sennrich_low_lower_newest_widest"],
+)
+def test_hand_worked_merges(impl, tmp_path, text, vocab_size, expected):
+    vocab, merges = train(impl, tmp_path, text, vocab_size)
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text))
+
+
+def test_pair_counts_include_overlapping_occurrences(impl, tmp_path):
+    # "aaaaa" x1, "zz" x3 (one per line; "\n" is a pre-token of its own, a single byte).
+    # Overlapping, as get_pair_counts counts: (a,a)=4 beats (z,z)=3 -> (a,a) first.
+    # (Counting only non-overlapping occurrences would give (a,a)=2 and pick (z,z) first.)
+    # Then aaaaa = aa aa a: (aa,aa)=1, (aa,a)=1, and (z,z)=3 -> (z,z).
+    text = "aaaaa\nzz\nzz\nzz"
+    _, merges = train(impl, tmp_path, text, 256 + 2)
+    assert_merges_equal(merges, [(b"a", b"a"), (b"z", b"z")], word_counts=oracles.pretoken_counts(text))
+
+
+def test_pair_counts_are_weighted_by_pretoken_frequency(impl, tmp_path):
+    # "xy" x3 and "abcde" x1: (x,y)=3 beats each pair of abcde (1 each), though abcde is
+    # longer and seen first. Then (a,b) (b,c) (c,d) (d,e) tie at 1; the greatest is (d,e).
+    text = "xy\nabcde\nxy\nxy"
+    _, merges = train(impl, tmp_path, text, 256 + 2)
+    assert_merges_equal(merges, [(b"x", b"y"), (b"d", b"e")], word_counts=oracles.pretoken_counts(text))
+
+
+# ---- ties --------------------------------------------------------------------------------
+
+# Words are separated by "\n", which is a single-byte pre-token of its own, so the only pairs
+# are those inside the words. In each corpus the winning pair does NOT occur first, so
+# "first seen" / dict-order tie-breaking gives a different answer, and it is the greater
+# pair, so "smallest pair" gives a different answer too.
+TIE_CASES = {
+    # (a,x)=1, (b,x)=1: the first elements decide, b"b" > b"a"
+    "first_element_decides": ("ax\nbx", 256 + 1, [(b"b", b"x")]),
+    # (x,a)=1, (x,b)=1: equal first elements, the second decides
+    "second_element_decides": ("xa\nxb", 256 + 1, [(b"x", b"b")]),
+    # (B,x)=1, (a,x)=1: bytes order, not alphabetical: b"B" (0x42) < b"a" (0x61)
+    "uppercase_sorts_before_lowercase": ("Bx\nax", 256 + 1, [(b"a", b"x")]),
+    # (z,z)=1, and "é" is the two bytes C3 A9: (C3,A9)=1; 0xC3 > 0x7A ("z"), bytes are unsigned
+    "non_ascii_bytes_sort_after_ascii": ("zz\né", 256 + 1, [(b"\xc3", b"\xa9")]),
+    # "az" x2, "aab" x2, "aa" x3: (a,a)=2+3=5 -> (a,a); then (aa,b)=2 and (a,z)=2 tie:
+    # b"aa" > b"a" (a prefix is smaller), so (aa,b), although b"aab" < b"az" as concatenations.
+    "prefix_is_smaller_not_concatenation": (
+        "az\naz\naab\naab\naa\naa\naa", 256 + 2, [(b"a", b"a"), (b"aa", b"b")],
+    ),
+    # "aaq" x2, "zzq" x2, "zz" x3, "aa" x2: (z,z)=5 -> (z,z) gets id 256; (a,a)=4 -> (a,a) gets
+    # id 257; then (zz,q)=2 and (aa,q)=2 tie. Bytes: b"zz" > b"aa" -> (zz,q). Comparing ids
+    # instead (257 > 256) would pick (aa,q).
+    "bytes_not_token_ids": (
+        "aaq\naaq\nzzq\nzzq\nzz\nzz\nzz\naa\naa", 256 + 3, [(b"z", b"z"), (b"a", b"a"), (b"zz", b"q")],
+    ),
+}  # fmt: skip
+
+
+@pytest.mark.parametrize("text, vocab_size, expected", list(TIE_CASES.values()), ids=list(TIE_CASES))
+def test_ties_go_to_lexicographically_greatest_pair(impl, tmp_path, text, vocab_size, expected):
+    _, merges = train(impl, tmp_path, text, vocab_size)
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text))
+
+
+@pytest.mark.parametrize("text", ["ab\ncd", "cd\nab"], ids=["greatest_seen_last", "greatest_seen_first"])
+def test_tie_breaking_does_not_depend_on_order_of_appearance(impl, tmp_path, text):
+    # (a,b)=1 and (c,d)=1 whichever comes first in the file: (c,d) is the greater pair.
+    _, merges = train(impl, tmp_path, text, 256 + 1)
+    assert_merges_equal(merges, [(b"c", b"d")], word_counts=oracles.pretoken_counts(text))
+
+
+# ---- boundaries --------------------------------------------------------------------------
+
+BOUNDARY_CASES = {
+    # letters and digits are separate pre-tokens: "a", "1", "a", ... single bytes, no pair
+    "letters_then_digits": ("a1a1a1a1a1", []),
+    # "x", ".", "y", "." ...: punctuation is a pre-token of its own
+    "letters_then_punctuation": ("x.y.x.y.x.y", []),
+    # "ab", "_ab", "_ab": (a,b)=3 -> (a,b); then (_,ab)=2 -> (_,ab); then nothing is left.
+    # Across pre-tokens there would also be (b,_) and then (ab,_), which must never appear.
+    "space_starts_the_next_pretoken": ("ab ab ab", [(b"a", b"b"), (b" ", b"ab")]),
+}
+
+
+@pytest.mark.parametrize("text, expected", list(BOUNDARY_CASES.values()), ids=list(BOUNDARY_CASES))
+def test_merges_never_cross_pretoken_boundaries(impl, tmp_path, text, expected):
+    _, merges = train(impl, tmp_path, text, 256 + 20)
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text))
+
+
+def test_every_merge_lies_inside_one_pretoken(impl, tmp_path, fixture_path):
+    text = fixture_sample(fixture_path, "stories.txt", 3000)
+    _, merges = train(impl, tmp_path, text, 256 + 1 + 60, [EOT])
+    pretokens = list(oracles.pretoken_counts(text, [EOT]))
+    for i, (a, b) in enumerate(merges):
+        assert any(a + b in p for p in pretokens), (
+            f"merge #{i} {(a, b)!r} makes {a + b!r}, which occurs inside no GPT-2 pre-token "
+            f"of the corpus: it crosses a pre-token boundary or a special token"
+        )
+
+
+SPECIAL_BOUNDARY_CASES = {
+    # Pieces between the specials: "x", "y\nx", ..., "y" -> pre-tokens "x", "y", "\n": no pair.
+    # Deleting the special's text would join "xy"; keeping it would learn "<|" and friends.
+    "single_letters_around_special": ("x<|endoftext|>y\n" * 5, []),
+    # "the" x6 once the specials are cut out: (t,h)=(h,e)=6, t > h -> (t,h); then (th,e)=6.
+    # Joined without the boundary it would be "thethe...": (e,t)=5 would appear as well.
+    "same_word_between_specials": ("<|endoftext|>".join(["the"] * 6), [(b"t", b"h"), (b"th", b"e")]),
+}
+
+
+@pytest.mark.parametrize("text, expected", list(SPECIAL_BOUNDARY_CASES.values()), ids=list(SPECIAL_BOUNDARY_CASES))
+def test_special_tokens_are_hard_boundaries(impl, tmp_path, text, expected):
+    vocab, merges = train(impl, tmp_path, text, 256 + 1 + len(expected), [EOT])
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text, [EOT]))
+
+
+def test_special_tokens_are_not_learned_from(impl, tmp_path):
+    # The special occurs 20 times; no other text has "<", "|" or ">", so any merge holding
+    # one of these bytes was learned from the special token's text.
+    text = "the cat<|endoftext|>the dog<|endoftext|>" * 10
+    vocab, merges = train(impl, tmp_path, text, 256 + 1 + 8, [EOT])
+    for i, (a, b) in enumerate(merges):
+        assert not set(a + b) & set(b"<|>"), f"merge #{i} {(a, b)!r} was learned from the special token's text"
+    assert list(vocab.values()).count(EOT.encode()) == 1, "the special token must be in the vocab exactly once"
+
+
+# Unescaped in a regular expression, each of these specials would match something else:
+# "." any character, "[SEP]" one of S/E/P, "a+b" "ab" and "aab", "(|)" the empty string.
+METACHAR_CASES = {
+    # pieces "ab" x3 -> (a,b); nothing left
+    "dot": (".", "ab.ab.ab", [(b"a", b"b")]),
+    # pieces "SEEP" x2: (S,E)=(E,E)=(E,P)=2, S > P > E -> (S,E); then (SE,E)=(E,P)=2 -> (SE,E);
+    # then (SEE,P)
+    "brackets": ("[SEP]", "SEEP[SEP]SEEP", [(b"S", b"E"), (b"SE", b"E"), (b"SEE", b"P")]),
+    # pieces "aab " and " aab": pre-tokens "aab", "_", "_aab": (a,a)=(a,b)=2 -> (a,b);
+    # then (a,ab)=2 -> (a,ab); then (_,aab)=1
+    "plus": ("a+b", "aab a+b aab", [(b"a", b"b"), (b"a", b"ab"), (b" ", b"aab")]),
+    # pieces "ab" x2 -> (a,b)
+    "empty_alternation": ("(|)", "ab(|)ab", [(b"a", b"b")]),
+}
+
+
+@pytest.mark.parametrize("special, text, expected", list(METACHAR_CASES.values()), ids=list(METACHAR_CASES))
+def test_special_tokens_are_matched_literally(impl, tmp_path, special, text, expected):
+    vocab, merges = train(impl, tmp_path, text, 256 + 1 + 10, [special])
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text, [special]))
+    assert_vocab_tokens(vocab, expected_tokens(expected, [special]))
+
+
+def test_crlf_line_endings_are_kept(impl, tmp_path):
+    # The file is read as bytes: "\r\n" must not become "\n".
+    # "ab\r\n\r\nab\r\n\r\nab\r\n\r\nab": pre-tokens "ab" x4, "\r\n\r" x3, "\n" x3
+    # (whitespace before a non-space leaves its last character to the next pre-token).
+    #   (a,b)=4 -> (a,b); then (\r,\n)=3 and (\n,\r)=3 tie, 0x0D > 0x0A -> (\r,\n);
+    #   then (\r\n,\r)=3 -> (\r\n,\r); nothing is left.
+    text = b"ab\r\n\r\n" * 3 + b"ab"
+    _, merges = train(impl, tmp_path, text, 256 + 10)
+    expected = [(b"a", b"b"), (b"\r", b"\n"), (b"\r\n", b"\r")]
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text.decode()))
+
+
+# ---- vocabulary ------------------------------------------------------------------------
+
+
+def test_vocab_layout_bytes_then_merges_then_specials(impl, tmp_path, fixture_path):
+    # Given order of the specials is neither sorted nor by length.
+    specials = ["<pad>", EOT, "<s>"]
+    n_merges = 30
+    vocab_size = 256 + n_merges + len(specials)
+    vocab, merges = train(impl, tmp_path, fixture_sample(fixture_path, "stories.txt", 2000), vocab_size, specials)
+    assert len(merges) == n_merges, f"expected {n_merges} merges, got {len(merges)}"
+    assert sorted(vocab) == list(range(vocab_size)), "vocab ids must be exactly 0 .. vocab_size - 1"
+    for i in range(256):
+        assert vocab[i] == bytes([i]), f"vocab[{i}] should be the single byte {bytes([i])!r}, got {vocab[i]!r}"
+    for i, (a, b) in enumerate(merges):
+        assert vocab[256 + i] == a + b, f"vocab[{256 + i}] should be merge #{i} {a + b!r}, got {vocab[256 + i]!r}"
+    got_specials = [vocab[256 + n_merges + k] for k in range(len(specials))]
+    want_specials = [s.encode() for s in specials]
+    assert got_specials == want_specials, f"the last ids should be the specials in the order given: {want_specials!r}, got {got_specials!r}"
+
+
+@pytest.mark.parametrize("specials", [[], [EOT], ["<pad>", EOT, "<s>"]], ids=["no_specials", "one_special", "three_specials"])
+def test_vocab_size_counts_special_tokens(impl, tmp_path, fixture_path, specials):
+    vocab_size = 290
+    vocab, merges = train(impl, tmp_path, fixture_sample(fixture_path, "stories.txt", 2000), vocab_size, specials)
+    want = vocab_size - 256 - len(specials)
+    assert len(merges) == want, f"vocab_size={vocab_size} with {len(specials)} specials leaves room for {want} merges, got {len(merges)}"
+    assert len(vocab) == vocab_size, f"expected {vocab_size} vocab entries, got {len(vocab)}"
+
+
+def test_repeated_special_token_counts_once(impl, tmp_path):
+    # "the cat" with EOT listed twice: one EOT entry, so room for 256 + 4 + 1 = 261 -> 4 merges.
+    # "the" x2, "_cat" x2: (t,h)=(h,e)=2, (_,c)=(c,a)=(a,t)=2: t > h > c > a > _ -> (t,h),
+    # then (th,e)=2 > ... -> (th,e); then (c,a) > (a,t) > (_,c) -> (c,a); then (ca,t) -> (ca,t)
+    text = "the cat<|endoftext|>the cat"
+    vocab, merges = train(impl, tmp_path, text, 256 + 4 + 1, [EOT, EOT])
+    expected = [(b"t", b"h"), (b"th", b"e"), (b"c", b"a"), (b"ca", b"t")]
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text, [EOT]))
+    assert_vocab_tokens(vocab, expected_tokens(expected, [EOT]))
+
+
+def test_training_stops_early_when_no_pair_is_left(impl, tmp_path):
+    # "ab", "_ab": (a,b)=2 -> (a,b); (_,ab)=1 -> (_,ab); then each pre-token is one token.
+    vocab, merges = train(impl, tmp_path, "ab ab", 1000, [EOT])
+    expected = [(b"a", b"b"), (b" ", b"ab")]
+    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts("ab ab"))
+    assert_vocab_tokens(vocab, expected_tokens(expected, [EOT]))
+
+
+@pytest.mark.parametrize("text", ["", EOT * 3], ids=["empty_file", "only_special_tokens"])
+def test_corpus_without_pairs_gives_bytes_and_specials_only(impl, tmp_path, text):
+    vocab, merges = train(impl, tmp_path, text, 300, [EOT])
+    assert_merges_equal(merges, [])
+    assert_vocab_tokens(vocab, expected_tokens([], [EOT]))
+
+
+def test_vocab_size_of_exactly_bytes_plus_specials_gives_no_merges(impl, tmp_path):
+    vocab, merges = train(impl, tmp_path, SENNRICH, 256 + 1, [EOT])
+    assert_merges_equal(merges, [])
+    assert_vocab_tokens(vocab, expected_tokens([], [EOT]))
+
+
+# ---- errors ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "vocab_size, specials",
+    [(255, []), (256, [EOT]), (257, ["<pad>", EOT]), (0, [])],
+    ids=["255_no_specials", "256_one_special", "257_two_specials", "zero"],
+)
+def test_vocab_size_below_bytes_plus_specials_is_a_value_error(impl, tmp_path, vocab_size, specials):
+    path = write_corpus(tmp_path, SENNRICH)
+    with pytest.raises(ValueError) as err:
+        impl.run_train_bpe(str(path), vocab_size, specials)
+    assert str(vocab_size) in str(err.value), f"the message should name vocab_size={vocab_size}: {err.value}"
+
+
+def test_vocab_size_is_checked_before_the_file_is_read(impl, tmp_path):
+    with pytest.raises(ValueError) as err:
+        impl.run_train_bpe(str(tmp_path / "missing.txt"), 200, [])
+    assert "200" in str(err.value), f"a too small vocab_size is reported first, naming 200: {err.value}"
+
+
+def test_missing_file_is_a_value_error_naming_it(impl, tmp_path):
+    path = tmp_path / "no_such_corpus.txt"
+    with pytest.raises(ValueError) as err:
+        impl.run_train_bpe(str(path), 300, [])
+    assert path.name in str(err.value), f"the message should name the file {path}: {err.value}"
+
+
+def test_directory_is_a_value_error_naming_it(impl, tmp_path):
+    path = tmp_path / "corpus_dir"
+    path.mkdir()
+    with pytest.raises(ValueError) as err:
+        impl.run_train_bpe(str(path), 300, [])
+    assert path.name in str(err.value), f"the message should name the directory {path}: {err.value}"
+
+
+def test_non_utf8_file_is_a_value_error_naming_it(impl, tmp_path):
+    path = write_corpus(tmp_path, b"valid start \xff\xfe then latin-1 \xe9t\xe9", name="latin1_corpus.txt")
+    with pytest.raises(ValueError) as err:
+        impl.run_train_bpe(str(path), 300, [])
+    assert path.name in str(err.value), f"the message should name the file {path}: {err.value}"
+
+
+def test_empty_special_token_is_a_value_error(impl, tmp_path):
+    path = write_corpus(tmp_path, SENNRICH)
+    with pytest.raises(ValueError):
+        impl.run_train_bpe(str(path), 300, [""])
+
+
+# ---- agreement with the naive oracle on real text ------------------------------------------
+
+
+@pytest.mark.parametrize(
+    "name, n_chars, vocab_size, specials",
+    [("stories.txt", 4000, 350, [EOT]), ("multilingual.txt", None, 350, [])],
+    ids=["stories_4k", "multilingual"],
+)
+def test_merges_match_naive_trainer_on_fixture(impl, tmp_path, fixture_path, name, n_chars, vocab_size, specials):
+    text = fixture_sample(fixture_path, name, n_chars)
+    check_against_oracle(impl, tmp_path, text, vocab_size, specials)
