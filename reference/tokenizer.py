@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import os
 from collections.abc import Iterable, Iterator
+from itertools import repeat
 
 import regex
 
@@ -50,6 +51,7 @@ class Tokenizer:
             self.byte_ids.append(self.token_ids[bytes([b])])
         self.ranks: dict[tuple[int, int], int] = {}  # (left id, right id) -> merge rank
         self.merged_id: dict[tuple[int, int], int] = {}  # (left id, right id) -> id of the merge
+        self.pair_of_rank: dict[int, tuple[int, int]] = {}  # the inverse of ranks
         for rank, (a, b) in enumerate(self.merges):
             try:
                 pair = (self.token_ids[a], self.token_ids[b])
@@ -59,6 +61,7 @@ class Tokenizer:
             if pair not in self.ranks:
                 self.ranks[pair] = rank
                 self.merged_id[pair] = merged
+                self.pair_of_rank[rank] = pair
         self.cache: dict[str, list[int]] = {}
 
     @classmethod
@@ -76,23 +79,31 @@ class Tokenizer:
     def _bpe(self, word: str) -> list[int]:
         """Ids of one pre-token: apply the lowest-ranked merge present until none applies."""
         ids = [self.byte_ids[b] for b in word.encode("utf-8")]
-        ranks = self.ranks
+        rank_of = self.ranks.get
         while len(ids) > 1:
-            pair = min(zip(ids, ids[1:]), key=lambda p: ranks.get(p, NO_MERGE))
-            if pair not in ranks:
+            # the lowest rank among adjacent pairs (map/zip run in C: no Python call per pair)
+            best = min(map(rank_of, zip(ids, ids[1:]), repeat(NO_MERGE)))
+            if best == NO_MERGE:
                 break
+            pair = self.pair_of_rank[best]
             ids = merge(ids, pair, self.merged_id[pair])
         return ids
 
     def _encode_ordinary(self, text: str, out: list[int]) -> None:
+        """Append the ids of special-free ``text`` to ``out``.
+
+        The hot loop of encoding: most pre-tokens are already in the cache, so the common
+        case is one dict lookup and one in-place list extension (``+=``, no method call)
+        per pre-token; ``try`` costs nothing when no exception is raised."""
         cache = self.cache
         for word in GPT2_REGEX.findall(text):
-            ids = cache.get(word)
-            if ids is None:
+            try:
+                out += cache[word]
+            except KeyError:
                 if len(cache) >= CACHE_LIMIT:
-                    cache.clear()
+                    cache.clear()  # bounds memory on endless streams
                 ids = cache[word] = self._bpe(word)
-            out.extend(ids)
+                out += ids
 
     def encode(self, text: str) -> list[int]:
         """Text -> ids; special tokens are encoded whole, never split or merged."""
