@@ -50,7 +50,7 @@ def merge_oracle(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int
     """The rule as stated: scan left to right, replace each (non-overlapping) occurrence."""
     out, i = [], 0
     while i < len(ids):
-        if ids[i : i + 2] == list(pair):
+        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1]:
             out.append(new_id)
             i += 2
         else:

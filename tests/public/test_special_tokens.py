@@ -157,7 +157,7 @@ SPECIALS = st.lists(st.text(alphabet=SPECIAL_ALPHABET, min_size=1, max_size=4), 
 TEXTS = st.text(alphabet=SPECIAL_ALPHABET + " \n", max_size=40)
 
 
-@settings(max_examples=150)
+@settings(max_examples=100)
 @given(TEXTS, SPECIALS)
 def test_split_matches_a_naive_scan_on_random_text(impl, text, specials):
     assert_items_equal(impl.run_split_on_special_tokens(text, specials), split_oracle(text, specials), what="piece")
