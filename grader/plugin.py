@@ -33,10 +33,31 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=int(os.environ.get("BPE_SEED", DEFAULT_SEED)),
         help="seed of the randomized test cases (every failure prints it)",
     )
+    group.addoption(
+        "--isolate",
+        action="store_true",
+        default=False,
+        help="run the implementations in sandboxed worker processes (what grading does)",
+    )
+    group.addoption(
+        "--isolate-timeout", type=float, default=None, metavar="S", help="with --isolate: wall-clock limit per call"
+    )
 
 
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "speed: compares running time with the reference")
+    if config.getoption("isolate", False):
+        from .isolation import IsolationLimits, WorkerBackend
+
+        limits = IsolationLimits()
+        if config.getoption("isolate_timeout") is not None:
+            limits = IsolationLimits.from_mapping({"call_timeout": config.getoption("isolate_timeout")})
+        submission = config.getoption("submission")
+        config._bpe_backend_factory = lambda which: (
+            WorkerBackend("reference", None, limits, label="reference")
+            if which == "reference"
+            else WorkerBackend(config.getoption("impl"), submission, limits)
+        )
     try:
         from hypothesis import HealthCheck, Phase, settings
 

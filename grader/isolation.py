@@ -1,0 +1,834 @@
+"""The trusted side of isolated grading: ``WorkerBackend`` runs a submission in a worker process.
+
+``pytest --isolate`` (what ``python -m grader grade`` uses) makes every ``impl.<adapter>(...)``
+and tokenizer method run in a long-lived worker process (:mod:`grader.worker`), one per
+implementation, reused across tests. The tests, every comparison and the score stay in this
+process; the worker gets inputs and sends back plain data as tagged JSON over a dedicated
+pipe (never pickle, never its stdout), which is parsed here into built-in values only and
+then checked by the :class:`~grader.impl.Implementation` facade for exact types.
+
+What the worker cannot do, and how:
+
+* hang the grader: each call has a wall-clock limit; on expiry the worker's process group
+  (and, when it runs under a dedicated user id, every process of that id) gets SIGTERM, then
+  SIGKILL after a short grace, the test fails with "timed out after N s", and the next call
+  starts a fresh worker. ``RLIMIT_CPU`` bounds its CPU time, ``RLIMIT_AS`` its memory,
+  ``RLIMIT_NPROC`` its processes, ``RLIMIT_FSIZE`` the files it writes.
+* crash the grader: a worker that dies (segfault, ``os._exit``, killed for memory) fails the
+  test in progress with the signal or status; handles it made die with it and say so.
+* forge results: its stdout/stderr go to a pipe drained here with a cap (the protocol has its
+  own descriptors), it never learns the results path, and when the grader runs as root the
+  worker runs as an unprivileged, per-worker user id in a private mount namespace where the
+  harness repository (tests, hidden tests, reference, grading.yaml), the original submission
+  and ``/autograder`` are empty read-only mounts.
+* read the tests: see above; it is also given no path into the harness (files passed as
+  paths are copied into the sandbox and the argument rewritten).
+
+Without root the worker runs as the grader's own user: limits still apply (``RLIMIT_NPROC``
+then counts all of that user's processes, so it is set to their current number plus
+``max_processes``), but files readable by that user cannot be hidden and stray children
+that leave the process group cannot be swept up by user id.
+"""
+
+from __future__ import annotations
+
+import atexit
+import builtins
+import json
+import os
+import select
+import shutil
+import signal
+import stat
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+import weakref
+from collections.abc import Iterable, Iterator
+from dataclasses import asdict, dataclass, fields
+from pathlib import Path
+from typing import Any
+
+from . import values as V
+from .impl import ROOT, BrokenImplementation
+
+GRADER_DIR = Path(__file__).resolve().parent
+HARNESS_FILES = ("values.py", "probes.py", "worker.py")
+UID_BASE = 1_900_000_000  # dedicated worker user ids: UID_BASE + (pid * 64 + n) mod 2**24
+CHUNK_CHARS = 1 << 16  # characters of encode_iterable input per message
+MAX_MESSAGE = 512 << 20  # a reply longer than this is a protocol violation
+OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
+
+# which positional arguments are file paths: "in" (copied into the sandbox) or "out"
+# (a sandbox path, copied back after the call)
+PATH_ARGS: dict[str, dict[int, str]] = {
+    "run_train_bpe": {0: "in"},
+    "get_tokenizer_from_files": {0: "in", 1: "in"},
+    "run_save_tokenizer": {2: "out", 3: "out"},
+    "probe:encode_iterable_file": {0: "in"},
+}
+
+
+@dataclass(frozen=True)
+class IsolationLimits:
+    """Limits on a worker (grading.yaml may override them by these names)."""
+
+    call_timeout: float = 90.0  # wall-clock seconds per adapter or method call
+    memory_mb: int = 4096  # RLIMIT_AS
+    cpu_seconds: int = 1800  # RLIMIT_CPU, over the worker's life (it is restarted after a kill)
+    max_processes: int = 64  # RLIMIT_NPROC (processes and threads)
+    output_bytes: int = 1_000_000  # stdout+stderr kept; the rest is counted and dropped
+    file_bytes: int = 256 << 20  # RLIMIT_FSIZE; also the most copied back from a written file
+    term_grace: float = 0.5  # seconds between SIGTERM and SIGKILL
+    startup_timeout: float = 60.0  # seconds for a new worker to say hello
+
+    @classmethod
+    def from_mapping(cls, data: dict | None) -> "IsolationLimits":
+        data = dict(data or {})
+        known = {f.name: f.type for f in fields(cls)}
+        unknown = sorted(set(data) - set(known))
+        if unknown:
+            raise ValueError(f"unknown isolation limit(s): {', '.join(unknown)}")
+        return cls(**{k: (float if k in ("call_timeout", "term_grace", "startup_timeout") else int)(v) for k, v in data.items()})
+
+
+class WorkerFailure(AssertionError):
+    """The worker running the submission timed out, died or broke the protocol."""
+
+
+class WorkerTimeout(WorkerFailure):
+    pass
+
+
+class WorkerDied(WorkerFailure):
+    pass
+
+
+class StudentExit(AssertionError):
+    """The submission raised SystemExit, KeyboardInterrupt or another non-Exception."""
+
+
+# ---- helpers --------------------------------------------------------------------------
+
+
+def _signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def _copy_tree(src: Path, dst: Path, budget: list[int]) -> None:
+    """Copy regular files and directories only (no symlinks, devices or fifos)."""
+    dst.mkdir(mode=0o755, parents=True, exist_ok=True)
+    with os.scandir(src) as entries:
+        for entry in entries:
+            if entry.name in ("__pycache__", ".git"):
+                continue
+            if entry.is_dir(follow_symlinks=False):
+                _copy_tree(Path(entry.path), dst / entry.name, budget)
+            elif entry.is_file(follow_symlinks=False):
+                size = entry.stat(follow_symlinks=False).st_size
+                budget[0] -= size
+                if budget[0] < 0:
+                    raise BrokenImplementation("the submission is too large to copy into the sandbox")
+                shutil.copyfile(entry.path, dst / entry.name, follow_symlinks=False)
+                os.chmod(dst / entry.name, 0o644)
+
+
+def _processes_of(uid: int) -> list[int]:
+    pids = []
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    pids.append(int(name))
+            except OSError:
+                pass
+    return pids
+
+
+def _status_kb(pid: int, field: str) -> int | None:
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+_LIVE: "weakref.WeakSet[WorkerBackend]" = weakref.WeakSet()
+
+
+@atexit.register
+def _close_all() -> None:
+    for backend in list(_LIVE):
+        backend.close()
+
+
+_counter = [0]
+
+
+def _next_uid() -> int:
+    _counter[0] += 1
+    return UID_BASE + (os.getpid() * 64 + _counter[0]) % (1 << 24)
+
+
+# ---- one running worker ----------------------------------------------------------------
+
+
+class _Process:
+    """A started worker: its sandbox, pipes, output drain and identity."""
+
+    def __init__(self, backend: "WorkerBackend", generation: int) -> None:
+        self.generation = generation
+        self.limits = backend.limits
+        self.buffer = bytearray()
+        self.output = bytearray()
+        self.output_total = 0
+        self.death: str | None = None
+        self.uid = self.gid = None
+        if os.geteuid() == 0 and backend.drop_privileges:
+            self.uid = self.gid = _next_uid()
+        self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
+        os.chmod(self.sandbox, 0o755)
+        code = self.sandbox / "code"
+        _copy_tree(backend.source_root / backend.package, code / backend.package, [200 << 20])
+        (code / "adapters.py").write_bytes((backend.source_root / "adapters.py").read_bytes()) if (
+            backend.source_root / "adapters.py"
+        ).is_file() else None
+        harness = self.sandbox / "harness" / "grader"
+        harness.mkdir(parents=True)
+        (harness / "__init__.py").write_text('"""The worker\'s private copy of the harness modules it needs."""\n')
+        for name in HARNESS_FILES:
+            shutil.copyfile(GRADER_DIR / name, harness / name)
+        self.work = self.sandbox / "work"
+        self.inputs = self.sandbox / "in"
+        self.outputs = self.sandbox / "out"
+        for d in (self.work, self.outputs):
+            d.mkdir(mode=0o700)
+            if self.uid is not None:
+                os.chown(d, self.uid, self.gid)
+        self.inputs.mkdir(mode=0o755)
+
+        req_r, self.req_w = os.pipe()
+        self.resp_r, resp_w = os.pipe()
+        out_r, out_w = os.pipe()
+        config = {
+            "fds": [req_r, resp_w],
+            "code_dir": str(code),
+            "harness_dir": str(self.sandbox / "harness"),
+            "work_dir": str(self.work),
+            "sandbox": str(self.sandbox),
+            "uid": self.uid,
+            "gid": self.gid,
+            "hide": backend.hide_paths(self.sandbox),
+            "limits": asdict(self.limits),
+        }
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.work),
+            "TMPDIR": str(self.work),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "BPE_IMPL": backend.package,
+        }
+        bootstrap = (
+            "import sys,json;c=json.loads(sys.argv[1]);sys.path.insert(0,c['harness_dir']);"
+            "import grader.worker as w;w.main(c)"
+        )
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-c", bootstrap, json.dumps(config)],
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=(req_r, resp_w),
+                cwd=str(self.work),
+                env=env,
+                start_new_session=True,  # its own process group, killed as a whole
+            )
+        finally:
+            for fd in (req_r, resp_w, out_w):
+                os.close(fd)
+        self.pid = self.proc.pid
+        try:
+            self.pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+        self.drain = threading.Thread(target=self._drain, args=(out_r,), daemon=True)
+        self.drain.start()
+        try:
+            hello = self.recv(0, self.limits.startup_timeout, "starting")
+            if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
+                raise self.violation(f"did not start properly ({hello!r:.200})")
+        except BaseException:
+            self.close()
+            raise
+        self.info = hello[2]
+
+    # -- output --
+
+    def _drain(self, fd: int) -> None:
+        cap = self.limits.output_bytes
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                self.output_total += len(chunk)
+                room = cap - len(self.output)
+                if room > 0:
+                    self.output += chunk[:room]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def output_since(self, mark: int) -> str:
+        text = bytes(self.output[mark:]).decode("utf-8", "replace")
+        if len(text) > OUTPUT_IN_MESSAGE:
+            text = text[:OUTPUT_IN_MESSAGE] + "\n..."
+        if self.output_total > len(self.output) and len(self.output) >= self.limits.output_bytes:
+            text += f"\n[output truncated: {self.output_total} bytes printed, {self.limits.output_bytes} kept]"
+        return text
+
+    # -- messages --
+
+    def send(self, message: list) -> None:
+        try:
+            data = (V.wire_dumps(message) + "\n").encode("utf-8")
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"argument cannot be sent to the worker: {err}") from None
+        view = memoryview(data)
+        while view:
+            _, writable, _ = select.select([], [self.req_w], [], 1.0)
+            if not writable:
+                if self.proc.poll() is not None:
+                    raise self.died("receiving its input")
+                continue
+            try:
+                n = os.write(self.req_w, view[: 1 << 16])
+            except BrokenPipeError:
+                raise self.died("receiving its input") from None
+            view = view[n:]
+
+    def recv(self, rid: int, timeout: float, doing: str) -> list:
+        """The next message for request ``rid``; kills the worker on timeout or misbehaviour."""
+        deadline = time.monotonic() + timeout
+        waiting = [self.resp_r] + ([self.pidfd] if self.pidfd is not None else [])
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                try:
+                    msg = V.wire_loads(line)
+                except (ValueError, TypeError, RecursionError) as err:
+                    raise self.violation(f"sent a malformed message ({err})") from None
+                if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str or msg[1] != rid:
+                    raise self.violation(f"sent an unexpected message ({line[:80]!r})")
+                return msg
+            if len(self.buffer) > MAX_MESSAGE:
+                raise self.violation(f"sent a message longer than {MAX_MESSAGE} bytes")
+            left = deadline - time.monotonic()
+            if left <= 0:
+                self.kill()
+                self.death = f"timed out after {timeout:g} s"
+                raise WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped")
+            try:
+                readable, _, _ = select.select(waiting, [], [], min(left, 1.0))
+            except BaseException:
+                self.kill()  # pytest-timeout or Ctrl-C in the middle of a call: the state is lost
+                self.death = "interrupted"
+                raise
+            if self.resp_r in readable:
+                chunk = os.read(self.resp_r, 1 << 20)
+                if chunk:
+                    self.buffer += chunk
+                    continue
+                raise self.died(doing)
+            if (self.pidfd is not None and self.pidfd in readable) or (self.pidfd is None and self.proc.poll() is not None):
+                # the worker exited; read whatever it managed to send first
+                more = self._read_remaining()
+                if more:
+                    self.buffer += more
+                    if b"\n" in self.buffer:
+                        continue
+                raise self.died(doing)
+
+    def _read_remaining(self) -> bytes:
+        out = b""
+        while True:
+            r, _, _ = select.select([self.resp_r], [], [], 0)
+            if not r:
+                return out
+            chunk = os.read(self.resp_r, 1 << 20)
+            if not chunk:
+                return out
+            out += chunk
+
+    def died(self, doing: str) -> WorkerDied:
+        if self.proc.poll() is None:
+            try:
+                self.proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+        code = self.proc.poll()
+        if code is None:
+            why = "stopped answering (it closed its channel)"
+        elif code < 0:
+            why = f"died ({_signal_name(-code)}{self._hint(-code)})"
+        else:
+            why = f"exited with status {code}"
+        self.kill()
+        self.death = why
+        return WorkerDied(f"the worker running your code {why} while {doing}")
+
+    def _hint(self, sig: int) -> str:
+        if sig == signal.SIGXCPU:
+            return f": CPU time limit of {self.limits.cpu_seconds} s"
+        if sig == signal.SIGXFSZ:
+            return f": file size limit of {self.limits.file_bytes} bytes"
+        if sig == signal.SIGSEGV:
+            return ": segmentation fault"
+        return ""
+
+    def violation(self, what: str) -> WorkerFailure:
+        self.kill()
+        self.death = f"broke the protocol: {what}"
+        return WorkerFailure(f"the worker running your code {what}; it was stopped")
+
+    def alive(self) -> bool:
+        return self.death is None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGTERM the process group, SIGKILL after the grace, then sweep the user id."""
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.pid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=self.limits.term_grace)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.pid, signal.SIGKILL)  # what is left of the group, worker or not
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
+            pass
+        if self.uid is not None:
+            # children that left the process group (setsid, double fork) still run as this uid
+            for _ in range(20):
+                pids = _processes_of(self.uid)
+                if not pids:
+                    break
+                for pid in pids:
+                    try:
+                        os.kill(pid, signal.SIGKILL)
+                    except OSError:
+                        pass
+                time.sleep(0.01)
+        if self.death is None:
+            self.death = "stopped"
+
+    def close(self) -> None:
+        self.kill()
+        for fd in (self.req_w, self.resp_r, self.pidfd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
+        shutil.rmtree(self.sandbox, ignore_errors=True)
+
+    def peak_rss(self) -> int | None:
+        kb = _status_kb(self.pid, "VmHWM")
+        return None if kb is None else kb * 1024
+
+
+# ---- the backend -----------------------------------------------------------------------
+
+
+class WorkerBackend:
+    """A :class:`~grader.impl.Backend` that runs ``adapters.py`` in an isolated worker."""
+
+    def __init__(
+        self,
+        impl: str = "student",
+        root: Path | str | None = None,
+        limits: IsolationLimits | None = None,
+        *,
+        label: str | None = None,
+        hide: Iterable[Path | str] = (),
+        drop_privileges: bool = True,
+    ) -> None:
+        self.package = impl
+        self.label = label or impl
+        self.source_root = Path(root or ROOT).resolve()
+        self.limits = limits or IsolationLimits()
+        self.drop_privileges = drop_privileges
+        self.extra_hide = [Path(p) for p in hide]
+        self._proc: _Process | None = None
+        self._generation = 0
+        self._deaths: dict[int, str] = {}
+        self._handles: dict[int, tuple[int, int]] = {}  # our handle -> (generation, worker's)
+        self._rid = 0
+        self._stream: _Stream | None = None
+        self._mark = 0
+        self._lock = threading.RLock()
+        _LIVE.add(self)
+
+    # -- paths the worker must not see --
+
+    def hide_paths(self, sandbox: Path) -> list[str]:
+        candidates = [ROOT, self.source_root, Path("/autograder"), *self.extra_hide]
+        needed = [Path(p).resolve() for p in (sandbox, sys.executable, sys.prefix, sys.base_prefix, *map(str, _site_dirs()))]
+        out = []
+        for c in candidates:
+            c = c.resolve()
+            if not c.is_dir() or str(c) in out:
+                continue
+            # never hide a directory the worker needs (the sandbox, python itself)
+            if any(n == c or c in n.parents for n in needed):
+                continue
+            out.append(str(c))
+        return out
+
+    # -- the worker's life --
+
+    def _worker(self) -> _Process:
+        if self._proc is None or not self._proc.alive():
+            if self._proc is not None:
+                self._retire()
+            self._generation += 1
+            self._proc = _Process(self, self._generation)
+            self._mark = 0
+        return self._proc
+
+    def _retire(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.death is None:
+            code = proc.proc.poll()
+            proc.death = f"exited with status {code}" if code is not None and code >= 0 else (
+                f"died ({_signal_name(-code)})" if code is not None else "stopped"
+            )
+        self._deaths[proc.generation] = proc.death
+        proc.close()
+        self._proc = None
+
+    def close(self) -> None:
+        with self._lock:
+            if self._proc is not None:
+                self._retire()
+
+    @property
+    def sandbox_info(self) -> dict:
+        """What the running worker reported about its hardening (starts one if needed)."""
+        return dict(self._worker().info)
+
+    def output(self) -> str:
+        proc = self._proc
+        return "" if proc is None else bytes(proc.output).decode("utf-8", "replace")
+
+    # -- requests --
+
+    def _request(self, message: list, doing: str) -> Any:
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            proc = self._worker()
+            self._rid += 1
+            rid = self._rid
+            mark = len(proc.output)
+            try:
+                proc.send([message[0], rid, *message[1:]])
+                reply = proc.recv(rid, self.limits.call_timeout, doing)
+            except WorkerFailure as err:
+                raise type(err)(self._with_output(str(err), proc, mark)) from None
+            return self._settle(reply, proc, mark, doing)
+
+    def _settle(self, reply: list, proc: _Process, mark: int, doing: str) -> Any:
+        __tracebackhide__ = True
+        if reply[0] == "ok" and len(reply) == 3:
+            return reply[2]
+        if reply[0] == "err" and len(reply) == 3 and type(reply[2]) is dict:
+            raise self._student_error(reply[2], proc, mark)
+        raise proc.violation(f"sent an unexpected reply {reply[0]!r}")
+
+    def _with_output(self, message: str, proc: _Process, mark: int) -> str:
+        time.sleep(0.02)  # let the drain thread catch up with what was printed last
+        out = proc.output_since(mark)
+        return f"{message}\nyour code printed:\n{out}" if out.strip() else message
+
+    def _student_error(self, info: dict, proc: _Process, mark: int) -> BaseException:
+        kind = info.get("kind")
+        message = str(info.get("message", ""))
+        if kind == "broken":
+            return BrokenImplementation(message)
+        if kind == "wrong":
+            return V.WrongResult(message)
+        mro = [str(n) for n in info.get("mro", [])] if type(info.get("mro")) is list else []
+        cls = None
+        for name in mro:
+            candidate = getattr(builtins, name, None)
+            if isinstance(candidate, type) and issubclass(candidate, BaseException):
+                cls = candidate
+                break
+        shown = mro[0] if mro else "an exception"
+        tb = str(info.get("traceback", ""))
+        if cls is None or not issubclass(cls, Exception):
+            err: BaseException = StudentExit(f"your code raised {shown}({message!r}), which the tests treat as a failure")
+        else:
+            err = None
+            for candidate in [cls, *cls.__mro__[1:]]:
+                try:
+                    err = candidate(message)
+                    break
+                except Exception:
+                    continue
+        if tb:
+            err.add_note(f"raised by {shown} in the isolated worker:\n{tb.rstrip()}")
+        out = proc.output_since(mark)
+        if out.strip():
+            err.add_note(f"your code printed:\n{out}")
+        return err
+
+    def _resolve(self, handle: int) -> int:
+        __tracebackhide__ = True
+        generation, theirs = self._handles[handle]
+        if generation != self._generation or self._proc is None or not self._proc.alive():
+            if self._proc is not None and self._proc.generation == generation and not self._proc.alive():
+                self._retire()
+            why = self._deaths.get(generation, "was restarted")
+            raise WorkerDied(
+                f"the worker running your code {why} after this tokenizer was made, "
+                "and the tokenizer died with it"
+            )
+        return theirs
+
+    # -- path arguments --
+
+    def _rewrite_paths(self, key: str, args: tuple, proc: _Process, rid: int) -> tuple[list, list[tuple[Path, str]]]:
+        kinds = PATH_ARGS.get(key, {})
+        out, copy_back = list(args), []
+        for i, value in enumerate(args):
+            kind = kinds.get(i)
+            if kind is None and isinstance(value, os.PathLike):
+                kind = "in"
+            if kind is None or not isinstance(value, (str, os.PathLike)):
+                continue
+            original = Path(os.fspath(value))
+            if kind == "in":
+                folder = proc.inputs / f"{rid}-{i}"
+                folder.mkdir(mode=0o755)
+                target = folder / (original.name or "input")
+                if original.is_file():
+                    shutil.copyfile(original, target)
+                    os.chmod(target, 0o444)  # root-owned and read-only when the worker is not root
+                out[i] = str(target)
+            else:
+                folder = proc.outputs / f"{rid}-{i}"
+                folder.mkdir(mode=0o700)
+                if proc.uid is not None:
+                    os.chown(folder, proc.uid, proc.gid)
+                target = folder / (original.name or "output")
+                if not original.parent.is_dir():  # as it would fail locally
+                    target = folder / "missing-directory" / target.name
+                out[i] = str(target)
+                copy_back.append((target, str(original)))
+        return out, copy_back
+
+    def _copy_back(self, pairs: list[tuple[Path, str]], proc: _Process) -> None:
+        for sandboxed, original in pairs:
+            try:
+                fd = os.open(sandboxed, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # not written (the test will say so)
+            with os.fdopen(fd, "rb") as src:
+                st = os.fstat(src.fileno())
+                if not stat.S_ISREG(st.st_mode) or (proc.uid is not None and st.st_uid != proc.uid):
+                    continue  # only a regular file the worker wrote itself, never a link
+                data = src.read(self.limits.file_bytes + 1)[: self.limits.file_bytes]
+            Path(original).write_bytes(data)
+
+    def _cleanup_inputs(self, proc: _Process) -> None:
+        for d in (proc.inputs, proc.outputs):
+            for entry in list(d.iterdir()) if d.is_dir() else []:
+                shutil.rmtree(entry, ignore_errors=True)
+
+    # -- the Backend protocol --
+
+    def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any:
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            proc = self._worker()
+            wire_args, copy_back = self._rewrite_paths(adapter, args, proc, self._rid + 1)
+            try:
+                value = self._request(["call", adapter, wire_args, returns_handle], f"running adapters.{adapter}(...)")
+                if copy_back and self._proc is proc:
+                    self._copy_back(copy_back, proc)
+            finally:
+                if self._proc is proc:
+                    self._cleanup_inputs(proc)
+            if returns_handle:
+                if type(value) is not int:
+                    raise proc.violation("sent a handle that is not an int")
+                ours = len(self._handles) + 1
+                self._handles[ours] = (proc.generation, value)
+                return ours
+            return value
+
+    def method(self, handle: int, name: str, args: tuple) -> Any:
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            theirs = self._resolve(handle)
+            return self._request(["method", theirs, name, list(args)], f"running {name}(...)")
+
+    def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
+        """Run a :mod:`grader.probes` function in the worker. The worker's own numbers cannot
+        be trusted (it could stop tracemalloc or fake its result), so the peak resident
+        memory is also read here from ``/proc/<pid>/status``: ``VmHWM`` is reset through
+        ``/proc/<pid>/clear_refs`` before the probe and read after it; a dict result gets
+        ``rss_peak`` (bytes the worker's resident memory grew above its size before the
+        probe) and ``rss_before``. Tests bounding memory should check ``rss_peak`` too."""
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            theirs = self._resolve(handle) if handle is not None else None
+            proc = self._worker()
+            wire_args, _ = self._rewrite_paths(f"probe:{probe}", args, proc, self._rid + 1)
+            before = self._reset_peak(proc)
+            try:
+                value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
+            finally:
+                if self._proc is proc:
+                    self._cleanup_inputs(proc)
+            peak = proc.peak_rss()
+            if type(value) is dict and before is not None and peak is not None:
+                value["rss_before"] = before
+                value["rss_peak"] = max(0, peak - before)
+            return value
+
+    def _reset_peak(self, proc: _Process) -> int | None:
+        try:
+            with open(f"/proc/{proc.pid}/clear_refs", "w") as f:
+                f.write("5")  # resets VmHWM to the current VmRSS (Linux >= 4.0)
+        except OSError:
+            return None
+        kb = _status_kb(proc.pid, "VmRSS")
+        return None if kb is None else kb * 1024
+
+    def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            theirs = self._resolve(handle)
+            proc = self._proc
+            self._rid += 1
+            stream = _Stream(self, proc, self._rid, name)
+            self._stream = stream
+            try:
+                proc.send(["stream", self._rid, theirs, name])
+            except WorkerFailure:
+                self._stream = None
+                raise
+        return stream.run(iter(chunks))
+
+    def _abort_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.abort()
+
+
+class _Stream:
+    """One ``encode_iterable`` in progress: input goes over in chunks, ids come back in batches."""
+
+    def __init__(self, backend: WorkerBackend, proc: _Process, rid: int, name: str) -> None:
+        self.backend, self.proc, self.rid, self.name = backend, proc, rid, name
+        self.finished = False
+        self.interrupted = False
+        self.mark = len(proc.output)
+
+    def run(self, source: Iterator[str]) -> Iterator[Any]:
+        __tracebackhide__ = True
+        timeout = self.backend.limits.call_timeout
+        try:
+            while True:
+                if self.interrupted:
+                    raise WorkerFailure(f"{self.name}(...) was interrupted by another call to the same implementation")
+                with self.backend._lock:
+                    try:
+                        msg = self.proc.recv(self.rid, timeout, f"running {self.name}(...)")
+                    except WorkerFailure as err:
+                        self.finished = True
+                        raise type(err)(self.backend._with_output(str(err), self.proc, self.mark)) from None
+                    kind = msg[0]
+                    if kind == "need":
+                        batch, size = [], 0
+                        for piece in source:
+                            batch.append(piece)
+                            size += len(piece) if type(piece) is str else 1
+                            if size >= CHUNK_CHARS:
+                                break
+                        self.proc.send(["chunks", self.rid, batch] if batch else ["end", self.rid])
+                        continue
+                    if kind == "ok":
+                        self.finished = True
+                        return
+                    if kind == "err" and len(msg) == 3 and type(msg[2]) is dict:
+                        self.finished = True
+                        raise self.backend._student_error(msg[2], self.proc, self.mark)
+                    if kind != "ids" or len(msg) != 3 or type(msg[2]) is not list:
+                        self.finished = True
+                        raise self.proc.violation(f"sent an unexpected stream message {kind!r}")
+                    ids = msg[2]
+                for i in ids:
+                    if self.interrupted:
+                        break
+                    yield i
+        finally:
+            if not self.finished and not self.interrupted:
+                if self.backend._stream is self:
+                    self.backend._stream = None
+                self.abort()
+
+    def abort(self) -> None:
+        """Stop the worker's side of the stream and wait until it is idle again."""
+        if self.finished:
+            return
+        self.interrupted = True
+        self.finished = True
+        proc = self.proc
+        if not proc.alive():
+            return
+        try:
+            while True:
+                msg = proc.recv(self.rid, self.backend.limits.call_timeout, f"stopping {self.name}(...)")
+                if msg[0] == "need":
+                    proc.send(["abort", self.rid])
+                elif msg[0] in ("ok", "err", "aborted"):
+                    return
+        except WorkerFailure:
+            pass  # the worker was stopped; the next call starts a fresh one
+
+
+def _site_dirs() -> list[str]:
+    import site
+
+    dirs = list(getattr(site, "getsitepackages", lambda: [])())
+    user = getattr(site, "getusersitepackages", lambda: None)()
+    return [d for d in [*dirs, user] if d]

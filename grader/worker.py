@@ -1,0 +1,413 @@
+"""The isolated worker: the process that runs a submission's code during grading.
+
+The trusted side (:mod:`grader.isolation`) starts it as
+``python -I -B -c <bootstrap> CONFIG`` in a throw-away sandbox directory holding a copy of
+``adapters.py`` and the implementation package, plus a copy of this file, ``values.py``
+and ``probes.py`` as a private ``grader`` package. Nothing else of the harness is on its
+``sys.path``; the environment holds only ``PATH``, ``HOME``/``TMPDIR`` (the sandbox work
+directory), the locale and ``BPE_IMPL``.
+
+Before any submission code is imported, :func:`harden` applies the limits (``RLIMIT_AS``,
+``RLIMIT_CPU``, ``RLIMIT_NPROC``, ``RLIMIT_FSIZE``, no core files) and, when started as
+root, hides the harness, the original submission and the results directories behind empty
+read-only mounts in a private mount namespace and drops to an unprivileged user id.
+
+Protocol: one line of tagged JSON (:func:`grader.values.wire_dumps`) per message, over two
+dedicated pipe descriptors (never stdout, which is the submission's, captured with a cap by
+the trusted side). Requests and replies are lists::
+
+    -> ["call", rid, adapter, args, returns_handle]   <- ["ok", rid, value | handle id]
+    -> ["method", rid, handle, name, args]            <- ["err", rid, {kind, mro, message, traceback}]
+    -> ["probe", rid, probe, handle | None, args]
+    -> ["stream", rid, handle, name]                   <- ["need", rid]  -> ["chunks", rid, [str, ...]]
+                                                       <- ["ids", rid, [int, ...]]  -> ["end", rid] | ["abort", rid]
+                                                       <- ["ok", rid, None] | ["err", ...] | ["aborted", rid]
+
+The worker only returns plain data (``to_plain``); everything it says is re-checked, compared
+and scored on the trusted side, so a submission that tampers with this module gains nothing.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+import traceback
+from typing import Any
+
+from . import values as V
+
+ID_BATCH = 8192  # ids per "ids" message of a stream
+MAX_LINE = 1 << 30  # requests longer than this are a protocol error
+
+
+# ---- hardening (runs before any submission code) --------------------------------------
+
+CLONE_NEWNS = 0x00020000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REC, MS_PRIVATE = 0x4000, 1 << 18
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+
+def harden(config: dict) -> dict:
+    """Apply limits, hide paths and drop privileges; report what the OS allowed."""
+    import resource
+    import signal
+
+    done: dict[str, Any] = {"hidden": [], "notes": []}
+    notes = done["notes"]
+    try:
+        import ctypes
+
+        libc = ctypes.CDLL(None, use_errno=True)
+    except Exception as err:  # pragma: no cover - no libc
+        libc = None
+        notes.append(f"no libc ({err}): no mount namespace, no prctl")
+
+    hide = [p for p in config.get("hide", []) if os.path.isdir(p)]
+    if hide and libc is not None:
+        if os.geteuid() != 0:
+            notes.append("not root: the harness paths cannot be hidden by a mount namespace")
+        elif libc.unshare(CLONE_NEWNS) != 0:
+            notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}")
+        else:
+            libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None)
+            if config.get("uid") is not None:
+                expose(libc, config, notes)
+            for path in hide:
+                flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
+                if libc.mount(b"tmpfs", path.encode(), b"tmpfs", flags, b"size=16k,mode=0555") == 0:
+                    done["hidden"].append(path)
+                else:
+                    notes.append(f"could not hide {path}: {os.strerror(ctypes.get_errno())}")
+
+    limits = config["limits"]
+
+    def setlimit(name: str, soft: int, hard: int | None = None) -> None:
+        which = getattr(resource, name, None)
+        if which is None:
+            notes.append(f"{name} is not available here")
+            return
+        try:
+            resource.setrlimit(which, (soft, soft if hard is None else hard))
+        except (ValueError, OSError) as err:
+            notes.append(f"{name} not set: {err}")
+
+    setlimit("RLIMIT_CORE", 0)
+    if limits.get("memory_mb"):
+        setlimit("RLIMIT_AS", int(limits["memory_mb"]) << 20)
+    if limits.get("cpu_seconds"):
+        # soft limit: SIGXCPU (kills, as nobody handles it); hard limit: SIGKILL a bit later
+        setlimit("RLIMIT_CPU", int(limits["cpu_seconds"]), int(limits["cpu_seconds"]) + 5)
+    if limits.get("file_bytes"):
+        setlimit("RLIMIT_FSIZE", int(limits["file_bytes"]))
+
+    uid, gid = config.get("uid"), config.get("gid")
+    if uid is not None and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)  # real, effective and saved ids: there is no way back to root
+        done["uid"] = os.getuid()
+    if limits.get("max_processes"):
+        if os.getuid() == 0:
+            notes.append("RLIMIT_NPROC is ignored for root: the process limit is not enforced")
+        else:
+            # the limit counts every process of this user id; with a dedicated id that is the
+            # worker's own processes, otherwise the grader's user already has some
+            extra = 0 if uid is not None else _count_processes(os.getuid())
+            setlimit("RLIMIT_NPROC", extra + int(limits["max_processes"]))
+    if libc is not None:
+        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binaries (su, sudo) from here
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # die with the grader
+    return done
+
+
+MS_BIND, MS_REMOUNT = 4096, 32
+
+
+def expose(libc, config: dict, notes: list) -> None:
+    """Make Python itself reachable by the unprivileged user when it lives under a directory
+    others cannot enter (e.g. ``/root/.pyenv`` under ``/root``, mode 0700): bind-mount each
+    needed directory aside, cover the closed ancestor with an empty tmpfs, and bind the
+    directories back at their own paths. The rest of that ancestor stays invisible."""
+    import site
+
+    needed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable))}
+    needed |= {os.path.realpath(p) for p in site.getsitepackages() if os.path.isdir(p)}
+    blocked: dict[str, list[str]] = {}
+    for path in sorted(needed):
+        parts = path.split("/")
+        for i in range(2, len(parts)):
+            ancestor = "/".join(parts[:i])
+            if not os.stat(ancestor).st_mode & 0o001:
+                blocked.setdefault(ancestor, []).append(path)
+                break
+    staging = os.path.join(config["sandbox"], "mnt")
+    for n, (ancestor, paths) in enumerate(blocked.items()):
+        paths = [p for p in paths if not any(q != p and p.startswith(q + "/") for q in paths)]
+        staged = []
+        for k, path in enumerate(paths):
+            spot = os.path.join(staging, f"{n}-{k}")
+            os.makedirs(spot, exist_ok=True)
+            if libc.mount(path.encode(), spot.encode(), None, MS_BIND | MS_REC, None) == 0:
+                staged.append((spot, path))
+        if libc.mount(b"tmpfs", ancestor.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64k,mode=0755") != 0:
+            notes.append(f"could not open a way to {paths} through {ancestor}")
+            continue
+        for spot, path in staged:
+            os.makedirs(path, mode=0o755, exist_ok=True)
+            libc.mount(spot.encode(), path.encode(), None, MS_BIND | MS_REC, None)
+            libc.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
+        libc.mount(None, ancestor.encode(), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
+        notes.append(f"{ancestor} replaced by an empty directory except for {', '.join(paths)}")
+
+
+def _count_processes(uid: int) -> int:
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+def clean_import_state(code_dir: str, harness_dir: str) -> None:
+    """Keep only the standard library and site-packages importable, plus the submission."""
+    from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
+
+    keep = []
+    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+    for entry in sys.path:
+        real = os.path.realpath(entry or ".")
+        if entry and any(real == p or real.startswith(p.rstrip("/") + "/") for p in prefixes):
+            keep.append(entry)
+    sys.path[:] = [code_dir, *keep, harness_dir]
+    # editable installs add finders that map the harness's own packages: drop them
+    sys.meta_path[:] = [f for f in sys.meta_path if f in (BuiltinImporter, FrozenImporter, PathFinder)]
+    sys.path_importer_cache.clear()
+
+
+# ---- the channel ----------------------------------------------------------------------
+
+
+class Channel:
+    def __init__(self, rfd: int, wfd: int) -> None:
+        self.rfd, self.wfd = rfd, wfd
+        self.buffer = bytearray()
+
+    def send(self, message: list) -> None:
+        data = (V.wire_dumps(message) + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:
+            n = os.write(self.wfd, view)
+            view = view[n:]
+
+    def recv(self) -> list:
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                return V.wire_loads(line)
+            if len(self.buffer) > MAX_LINE:
+                raise SystemExit("request too long")
+            chunk = os.read(self.rfd, 1 << 20)
+            if not chunk:
+                raise SystemExit(0)  # the trusted side went away
+            self.buffer += chunk
+
+
+class Aborted(BaseException):
+    """The trusted side stopped consuming a stream."""
+
+
+# ---- running submission code ------------------------------------------------------------
+
+
+def describe(err: BaseException) -> dict:
+    """A student exception as plain data: class names along the MRO, message, short traceback."""
+    mro = [c.__name__ for c in type(err).__mro__ if c is not object]
+    try:
+        message = str(err)
+    except BaseException:  # a __str__ that raises
+        message = f"<{type(err).__name__} whose message could not be printed>"
+    tb = err.__traceback__
+    innermost = None
+    while tb is not None:
+        innermost = tb.tb_frame.f_code
+        tb = tb.tb_next
+    if isinstance(err, NotImplementedError) and not message.strip() and innermost is not None:
+        message = getattr(innermost, "co_qualname", innermost.co_name)  # as the plugin does locally
+    try:
+        frames = traceback.extract_tb(err.__traceback__)[1:][-6:]  # drop the worker's own frame
+        text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(err), err))
+    except BaseException:
+        text = ""
+    return {"kind": "error", "mro": mro, "message": message[:20000], "traceback": text[-4000:]}
+
+
+class Worker:
+    def __init__(self, config: dict, channel: Channel) -> None:
+        self.config = config
+        self.channel = channel
+        self.adapters = None
+        self.broken: str | None = None
+        self.objects: dict[int, Any] = {}
+
+    def load(self):
+        if self.broken is not None:
+            raise _Broken(self.broken)
+        if self.adapters is None:
+            path = os.path.join(self.config["code_dir"], "adapters.py")
+            if not os.path.isfile(path):
+                self.broken = "no adapters.py in the submission"
+                raise _Broken(self.broken)
+            try:
+                spec = importlib.util.spec_from_file_location("adapters", path)
+                module = importlib.util.module_from_spec(spec)
+                sys.modules["adapters"] = module
+                spec.loader.exec_module(module)
+            except BaseException as err:  # SystemExit at import too: the submission is broken
+                self.broken = f"adapters.py could not be imported: {describe_import_error(err)}"
+                raise _Broken(self.broken) from None
+            self.adapters = module
+        return self.adapters
+
+    def bound(self, handle: int, name: str):
+        obj = self.objects[handle]
+        fn = getattr(obj, name, None)
+        if not callable(fn):
+            raise NotImplementedError(f"{type(obj).__qualname__}.{name} is missing")
+        return fn
+
+    def handle_request(self, msg: list) -> None:
+        op, rid = msg[0], msg[1]
+        try:
+            if op == "call":
+                _, _, adapter, args, returns_handle = msg
+                fn = getattr(self.load(), adapter, None)
+                if not callable(fn):
+                    raise NotImplementedError(f"adapters.{adapter} is missing from adapters.py")
+                result = fn(*args)
+                if returns_handle:
+                    handle = len(self.objects) + 1
+                    self.objects[handle] = result
+                    value = handle
+                else:
+                    value = V.to_plain(result, f"adapters.{adapter}(...)")
+            elif op == "method":
+                _, _, handle, name, args = msg
+                value = V.to_plain(self.bound(handle, name)(*args), f"{name}(...)")
+            elif op == "probe":
+                _, _, probe, handle, args = msg
+                from . import probes
+
+                target = self.objects[handle] if handle is not None else self.load()
+                value = V.to_plain(getattr(probes, probe)(target, *args), f"probe {probe}")
+            elif op == "stream":
+                self.stream(rid, msg[2], msg[3])
+                return
+            else:
+                raise SystemExit(f"unknown request {op!r}")
+            data = ["ok", rid, value]
+        except _Broken as err:
+            data = ["err", rid, {"kind": "broken", "mro": [], "message": str(err), "traceback": ""}]
+        except V.WrongResult as err:
+            data = ["err", rid, {"kind": "wrong", "mro": [], "message": str(err), "traceback": ""}]
+        except BaseException as err:  # SystemExit and KeyboardInterrupt from student code too
+            data = ["err", rid, describe(err)]
+        self.reply(rid, data)
+
+    def reply(self, rid: int, data: list) -> None:
+        try:
+            self.channel.send(data)
+        except (TypeError, ValueError) as err:  # e.g. a float the wire cannot carry
+            self.channel.send(["err", rid, {"kind": "wrong", "mro": [], "message": f"result could not be sent: {err}", "traceback": ""}])
+
+    def stream(self, rid: int, handle: int, name: str) -> None:
+        channel = self.channel
+        pending: list[int] = []
+        state = {"aborted": False, "ended": False}
+
+        def flush() -> None:
+            if pending:
+                channel.send(["ids", rid, pending[:]])
+                del pending[:]
+
+        def source():
+            while not (state["aborted"] or state["ended"]):
+                flush()  # hand over what is ready before blocking on more input
+                channel.send(["need", rid])
+                msg = channel.recv()
+                if msg[0] == "chunks" and msg[1] == rid:
+                    yield from msg[2]
+                elif msg[0] == "end":
+                    state["ended"] = True
+                else:
+                    state["aborted"] = True
+                    raise Aborted()
+
+        gen = None
+        try:
+            gen = iter(self.bound(handle, name)(source()))
+            for i, item in enumerate(gen):
+                if state["aborted"]:
+                    break
+                pending.append(item if type(item) is int else V.to_plain(item, f"{name}(...) item {i}"))
+                if len(pending) >= ID_BATCH:
+                    flush()
+            if state["aborted"]:
+                raise Aborted()
+            flush()
+            self.reply(rid, ["ok", rid, None])
+        except Aborted:
+            self.reply(rid, ["aborted", rid])
+        except V.WrongResult as err:
+            self._finish_failed_stream(rid, state, {"kind": "wrong", "mro": [], "message": str(err), "traceback": ""})
+        except BaseException as err:
+            if state["aborted"]:
+                self.reply(rid, ["aborted", rid])
+            else:
+                self._finish_failed_stream(rid, state, describe(err))
+        finally:
+            if gen is not None and hasattr(gen, "close"):
+                try:
+                    gen.close()
+                except BaseException:
+                    pass
+
+    def _finish_failed_stream(self, rid: int, state: dict, info: dict) -> None:
+        self.reply(rid, ["err", rid, info])
+
+    def loop(self) -> None:
+        while True:
+            msg = self.channel.recv()
+            self.handle_request(msg)
+
+
+class _Broken(Exception):
+    pass
+
+
+def describe_import_error(err: BaseException) -> str:
+    if isinstance(err, SyntaxError):
+        return f"SyntaxError in {os.path.basename(err.filename or '?')}, line {err.lineno}: {err.msg}"
+    tb = err.__traceback__
+    where = ""
+    while tb is not None:
+        where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})"
+        tb = tb.tb_next
+    return f"{type(err).__name__}: {err}{where}"
+
+
+def main(config: dict) -> None:
+    rfd, wfd = config["fds"]
+    channel = Channel(rfd, wfd)
+    info = harden(config)
+    clean_import_state(config["code_dir"], config["harness_dir"])
+    os.chdir(config["work_dir"])
+    channel.send(["hello", 0, {"pid": os.getpid(), "uid": os.getuid(), **info}])
+    Worker(config, channel).loop()

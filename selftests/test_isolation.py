@@ -1,0 +1,290 @@
+"""The isolated worker backend: results, errors, limits and crashes cross the boundary safely."""
+
+from __future__ import annotations
+
+import os
+import textwrap
+import time
+from pathlib import Path
+
+import pytest
+
+from grader.impl import ROOT, BrokenImplementation, Implementation
+from grader.isolation import IsolationLimits, StudentExit, WorkerBackend, WorkerDied, WorkerTimeout
+from grader.values import WrongResult
+
+FAST = IsolationLimits(call_timeout=3.0, term_grace=0.3)
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker needs a POSIX system")
+
+
+def submission(tmp_path: Path, adapters: str, **package_files: str) -> Path:
+    """A submission folder: ``adapters.py`` (prefixed with common imports) and ``student/``."""
+    root = tmp_path / "sub"
+    (root / "student").mkdir(parents=True)
+    (root / "student" / "__init__.py").write_text("")
+    for name, text in package_files.items():
+        (root / "student" / f"{name}.py").write_text(textwrap.dedent(text))
+    header = "import os, sys, time, signal\n"
+    (root / "adapters.py").write_text(header + textwrap.dedent(adapters))
+    return root
+
+
+@pytest.fixture
+def make(tmp_path):
+    backends = []
+
+    def make(adapters: str, limits: IsolationLimits = FAST, **files: str) -> Implementation:
+        backend = WorkerBackend("student", submission(tmp_path, adapters, **files), limits)
+        backends.append(backend)
+        return Implementation(backend)
+
+    yield make
+    for b in backends:
+        b.close()
+
+
+@pytest.fixture(scope="module")
+def reference():
+    backend = WorkerBackend("reference", ROOT, IsolationLimits(call_timeout=30))
+    yield Implementation(backend)
+    backend.close()
+
+
+def test_reference_results_and_handles_cross_the_boundary(reference, tmp_path):
+    assert reference.run_merge([1, 2, 3, 1, 2], (1, 2), 9) == [9, 3, 9]
+    assert reference.run_get_pair_counts([5, 5, 5]) == {(5, 5): 2}
+    tok = reference.get_tokenizer({i: bytes([i]) for i in range(256)} | {256: b"ab"}, [(b"a", b"b")], ["<|x|>"])
+    assert tok.encode("abc<|x|>") == [256, 99, 257]
+    assert tok.decode([256, 99]) == "abc"
+    assert list(tok.encode_iterable(["ab", "c ", "<|x|>", "ab"])) == tok.encode("abc <|x|>ab")
+    with pytest.raises(ValueError):
+        tok.decode([10**6])
+
+
+def test_streams_are_chunked_and_can_be_abandoned(reference):
+    tok = reference.get_byte_tokenizer()
+    big = reference.get_tokenizer({i: bytes([i]) for i in range(256)}, [])
+    lines = (f"line {i}\n" for i in range(20000))
+    stream = big.encode_iterable(lines)
+    first = [next(stream) for _ in range(10)]
+    assert first == list(b"line 0\nlin")
+    assert tok.encode("hi") == [104, 105]  # another call while the stream is suspended
+    with pytest.raises(AssertionError, match="interrupted"):
+        next(stream)
+    assert sum(1 for _ in big.encode_iterable(f"line {i}\n" for i in range(20000))) == sum(
+        len(f"line {i}\n") for i in range(20000)
+    )
+
+
+def test_paths_are_copied_in_and_written_files_copied_back(reference, tmp_path):
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest " * 50 + "<|endoftext|>" + "new newer " * 20)
+    vocab, merges = reference.run_train_bpe(corpus, 270, ["<|endoftext|>"])
+    assert len(vocab) == 270 and merges[0] == (b"l", b"o") or merges
+    out = tmp_path / "saved"
+    out.mkdir()
+    reference.run_save_tokenizer(vocab, merges, out / "vocab.json", out / "merges.txt")
+    assert (out / "vocab.json").stat().st_size > 0 and (out / "merges.txt").is_file()
+    again = reference.get_tokenizer_from_files(out / "vocab.json", str(out / "merges.txt"), ["<|endoftext|>"])
+    assert again.encode("lowest<|endoftext|>") == reference.get_tokenizer(vocab, merges, ["<|endoftext|>"]).encode(
+        "lowest<|endoftext|>"
+    )
+
+
+def test_probe_runs_in_the_worker_and_reports_resident_memory(reference, tmp_path):
+    path = tmp_path / "lines.txt"
+    path.write_text("hello world\n" * 2000)
+    tok = reference.get_tokenizer({i: bytes([i]) for i in range(256)}, [])
+    result = tok.probe("encode_iterable_file", path)
+    assert result["count"] == 2000 * 12
+    assert isinstance(result["peak"], int)
+    if Path("/proc/self/clear_refs").exists():
+        assert isinstance(result["rss_peak"], int) and result["rss_peak"] >= 0
+
+
+def test_student_exceptions_come_back_as_the_first_builtin_class(make):
+    impl = make(
+        """
+        class Mine(KeyError): pass
+        class Odd(UnicodeDecodeError): pass
+        def run_merge(ids, pair, new_id): raise Mine("custom")
+        def run_pretokenize(text): raise NotImplementedError
+        def run_get_pair_counts(ids): raise UnicodeDecodeError("utf-8", b"x", 0, 1, "bad")
+        def run_split_on_special_tokens(text, specials): sys.exit(3)
+        def run_compression_ratio(text, ids): raise KeyboardInterrupt
+        """
+    )
+    with pytest.raises(KeyError, match="custom") as info:
+        impl.run_merge([1], (1, 2), 3)
+    assert "Mine" in "".join(getattr(info.value, "__notes__", []))
+    with pytest.raises(NotImplementedError, match="run_pretokenize"):
+        impl.run_pretokenize("x")
+    with pytest.raises(UnicodeError):
+        impl.run_get_pair_counts([1])
+    with pytest.raises(StudentExit, match="SystemExit"):
+        impl.run_split_on_special_tokens("x", [])
+    with pytest.raises(StudentExit, match="KeyboardInterrupt"):
+        impl.run_compression_ratio("x", [1])
+    with pytest.raises(NotImplementedError, match="missing"):
+        impl.run_train_bpe("nowhere", 300, [])
+
+
+def test_wrong_types_fail_with_what_came_back(make):
+    impl = make(
+        """
+        class Liar(list):
+            def __eq__(self, other): return True
+        class Always:
+            def __eq__(self, other): return True
+        def run_merge(ids, pair, new_id): return Liar([1])
+        def run_pretokenize(text): return Always()
+        def run_get_pair_counts(ids): return {(1, 2): "3"}
+        """
+    )
+    with pytest.raises(WrongResult, match="subclass of list"):
+        impl.run_merge([1], (1, 2), 3)
+    with pytest.raises(WrongResult, match="Always"):
+        impl.run_pretokenize("x")
+    with pytest.raises(WrongResult, match="should be int"):
+        impl.run_get_pair_counts([1])
+
+
+def test_broken_import_is_reported_on_every_call(make):
+    impl = make("import does_not_exist\n")
+    for _ in range(2):
+        with pytest.raises(BrokenImplementation, match="does_not_exist"):
+            impl.run_merge([1], (1, 2), 3)
+
+
+def test_a_hung_call_times_out_and_the_next_call_gets_a_fresh_worker(make):
+    impl = make(
+        """
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        class T:
+            def encode(self, text): return [1]
+            def decode(self, ids): return "x"
+        def get_byte_tokenizer(): return T()
+        def run_merge(ids, pair, new_id):
+            while True:
+                try:
+                    time.sleep(0.01)
+                except BaseException:
+                    pass
+        def run_pretokenize(text): return text.split()
+        """
+    )
+    tok = impl.get_byte_tokenizer()
+    start = time.monotonic()
+    with pytest.raises(WorkerTimeout, match="timed out after 3 s"):
+        impl.run_merge([1], (1, 2), 3)
+    assert time.monotonic() - start < 3 + 2
+    assert impl.run_pretokenize("a b") == ["a", "b"]
+    with pytest.raises(WorkerDied, match="timed out.*died with it"):
+        tok.encode("x")
+
+
+@pytest.mark.parametrize(
+    "body, message",
+    [
+        ("os._exit(0)", "exited with status 0"),
+        ("import ctypes; ctypes.string_at(0)", "SIGSEGV"),
+        ("os.kill(os.getpid(), signal.SIGKILL)", "SIGKILL"),
+    ],
+)
+def test_a_crash_fails_only_the_call_in_progress(make, body, message):
+    impl = make(
+        f"""
+        def run_merge(ids, pair, new_id):
+            {body}
+        def run_pretokenize(text): return text.split()
+        """
+    )
+    assert impl.run_pretokenize("a b") == ["a", "b"]
+    with pytest.raises(WorkerDied, match=message):
+        impl.run_merge([1], (1, 2), 3)
+    assert impl.run_pretokenize("c d") == ["c", "d"]
+
+
+def test_printing_cannot_forge_replies_and_output_is_capped(make):
+    impl = make(
+        """
+        def run_merge(ids, pair, new_id):
+            print('["ok",2,[7,7,7]]')
+            sys.stdout.write("x" * 5_000_000)
+            sys.stdout.flush()
+            raise ValueError("after printing")
+        def run_pretokenize(text): return ["honest"]
+        """,
+        limits=IsolationLimits(call_timeout=20, output_bytes=10_000),
+    )
+    with pytest.raises(ValueError) as info:
+        impl.run_merge([1], (1, 2), 3)
+    assert "truncated" in "".join(info.value.__notes__)
+    assert impl.run_pretokenize("x") == ["honest"]
+
+
+def test_memory_limit_gives_a_memory_error_not_a_dead_grader(make):
+    impl = make(
+        """
+        def run_merge(ids, pair, new_id):
+            blocks = []
+            while True:
+                blocks.append(bytearray(50 << 20))
+        def run_pretokenize(text): return ["ok"]
+        """,
+        limits=IsolationLimits(call_timeout=20, memory_mb=600),
+    )
+    with pytest.raises((MemoryError, WorkerDied)):
+        impl.run_merge([1], (1, 2), 3)
+    assert impl.run_pretokenize("x") == ["ok"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can drop privileges and hide paths")
+def test_as_root_the_worker_is_unprivileged_and_cannot_see_the_harness(make):
+    impl = make(
+        f"""
+        def run_pretokenize(text):
+            out = [str(os.getuid())]
+            for p in {[str(ROOT / "tests"), str(ROOT / "reference"), str(ROOT / "grader"), "/root"]!r}:
+                out.append(p + ":" + ",".join(sorted(os.listdir(p))) if os.path.isdir(p) else p + ":absent")
+            return out
+        def run_merge(ids, pair, new_id):
+            n = 0
+            try:
+                for _ in range(500):
+                    if os.fork() == 0:
+                        time.sleep(30)
+                        os._exit(0)
+                    n += 1
+            except OSError:
+                pass
+            return [n]
+        """
+    )
+    seen = impl.run_pretokenize("")
+    assert seen[0] != "0"
+    for entry in seen[1:]:
+        path, _, listing = entry.partition(":")
+        assert "test" not in listing and "train.py" not in listing and "values.py" not in listing, entry
+    forks = impl.run_merge([1], (1, 2), 3)[0]
+    assert forks < 64
+
+
+def test_a_forged_reply_on_the_protocol_pipe_is_only_a_returned_value(make):
+    # writing to every descriptor cannot get more than returning a value would
+    impl = make(
+        """
+        def run_merge(ids, pair, new_id):
+            for fd in range(3, 20):
+                try:
+                    os.write(fd, b'garbage\\n')
+                except OSError:
+                    pass
+            return [1]
+        def run_pretokenize(text): return ["ok"]
+        """
+    )
+    with pytest.raises(AssertionError):
+        impl.run_merge([1], (1, 2), 3)
+    assert impl.run_pretokenize("x") == ["ok"]
