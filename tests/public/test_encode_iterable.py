@@ -1,0 +1,130 @@
+"""Part 5: Tokenizer.encode_iterable -- the same ids as encoding the whole text, produced
+lazily from a stream of strings, in memory that does not grow with the input."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from grader.diff import assert_ids_equal
+from grader.probes import ids_digest
+
+EOT = "<|endoftext|>"
+FIXTURE_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]
+
+# Chunk boundaries that fall inside a pre-token or a special token: the ids must be those
+# of the joined text (tiktoken's), not of each chunk encoded on its own.
+CHUNKINGS = {
+    "newline_then_spaces": ["hello\n", "   world"],
+    "spaces_split": ["a ", " ", " b"],
+    "spaces_at_chunk_start": ["word", "   next"],
+    "word_split": ["hel", "lo wor", "ld"],
+    "one_char_chunks": list("Hi there, it's 2024!\n\n  ok"),
+    "contraction_split": ["don", "'t", " we", "'", "ll"],
+    "number_split": ["12", "345 6", "7"],
+    "multibyte_char_neighbours": ["caf", "é ", "€", "5"],
+    "trailing_whitespace": ["end  ", "  ", "\n"],
+    "newlines_split": ["a\n", "\n", "\n", "b"],
+    "special_split_in_two": ["<|endo", "ftext|>"],
+    "special_split_with_text": ["a<|endoftext|", ">b"],
+    "special_one_char_chunks": list("x<|endoftext|>y"),
+    "special_after_partial": ["<|endoftext", "<|endoftext|>", "|>"],
+    "empty_chunks": ["", "a b", "", "", " c", ""],
+    "single_chunk": ["just one chunk\n"],
+}
+
+
+def read_text(path) -> str:
+    """The file's text with its line endings as they are (no newline translation)."""
+    with open(path, encoding="utf-8", newline="") as f:
+        return f.read()
+
+
+@pytest.mark.parametrize("name", FIXTURE_FILES)
+def test_encode_iterable_of_file_lines_matches_tiktoken(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path, name):
+    path = fixture_path(name)
+    with open(path, encoding="utf-8", newline="") as lines:
+        actual = list(gpt2_tokenizer.encode_iterable(lines))
+    text = read_text(path)
+    assert_ids_equal(actual, gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text, what="encode_iterable ids")
+
+
+@pytest.mark.parametrize("chunks", CHUNKINGS.values(), ids=CHUNKINGS.keys())
+def test_encode_iterable_is_independent_of_chunk_boundaries(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, chunks):
+    text = "".join(chunks)
+    actual = list(gpt2_tokenizer.encode_iterable(iter(chunks)))
+    assert_ids_equal(actual, gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text, what="encode_iterable ids")
+
+
+def test_encode_iterable_of_nothing_yields_nothing(gpt2_tokenizer):
+    assert list(gpt2_tokenizer.encode_iterable(iter([]))) == []
+
+
+def test_encode_iterable_of_a_file_equals_encode_of_its_text(gpt2_tokenizer, fixture_path):
+    path = fixture_path("stories.txt")
+    with open(path, encoding="utf-8", newline="") as lines:
+        streamed = list(gpt2_tokenizer.encode_iterable(lines))
+    assert_ids_equal(streamed, gpt2_tokenizer.encode(read_text(path)), what="encode_iterable ids vs encode ids")
+
+
+class TooFar(Exception):
+    """Raised by the endless input when it is read much further than needed."""
+
+
+def endless(chunk: str, limit: int = 10_000):
+    for _ in range(limit):
+        yield chunk
+    raise TooFar(f"encode_iterable read {limit} chunks of {chunk!r} without yielding: it must be lazy")
+
+
+def test_encode_iterable_is_lazy_on_an_endless_stream(gpt2_tokenizer, gpt2_oracle):
+    first = next(iter(gpt2_tokenizer.encode_iterable(endless("hello world "))))
+    assert first == gpt2_oracle("hello")[0]
+
+
+def test_encode_iterable_prefix_of_an_endless_stream_matches_tiktoken(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges):
+    text = "The cat sat on the mat.\n" * 200
+    actual = list(itertools.islice(gpt2_tokenizer.encode_iterable(endless("The cat sat on the mat.\n")), 300))
+    assert_ids_equal(actual, gpt2_oracle(text)[:300], vocab=gpt2_vocab_merges[0], what="first 300 ids")
+
+
+def test_encode_iterable_is_lazy_with_special_tokens(gpt2_tokenizer):
+    first = next(iter(gpt2_tokenizer.encode_iterable(endless(EOT + "\n"))))
+    assert first == 50256
+
+
+# ---- memory -----------------------------------------------------------------------------
+# The probe streams a file line by line through encode_iterable in the implementation's own
+# process and reports the ids' count and digest and the peak memory Python allocated. The
+# large input is the small one repeated 10 times, so a cache of pre-tokens filled by the
+# small run needs nothing new; the large run's peak may exceed the small run's by at most
+# 25% of the extra input bytes.
+
+SMALL, REPEAT = 100_000, 10
+
+
+def test_encode_iterable_memory_does_not_grow_with_input(gpt2_tokenizer, gpt2_oracle, tmp_path):
+    from fixtures.generate import zipf_corpus
+
+    small = zipf_corpus(SMALL, seed=5, vocab_words=2000, doc_sep=EOT)
+    peaks, sizes = [], []
+    for name, text in [("small.txt", small), ("large.txt", small * REPEAT)]:
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8", newline="")
+        got = gpt2_tokenizer.probe("encode_iterable_file", str(path))
+        expected = gpt2_oracle(text)
+        assert got["count"] == len(expected), f"{name}: encode_iterable gave {got['count']} ids, tiktoken {len(expected)}"
+        assert got["digest"] == ids_digest(expected), (
+            f"{name}: encode_iterable gave {got['count']} ids as expected, but not the same ids as tiktoken "
+            "(compare list(encode_iterable(open(path, newline=''))) with encode on a smaller text)"
+        )
+        peaks.append(got["peak"])
+        sizes.append(len(text.encode("utf-8")))
+    allowed = 0.25 * (sizes[1] - sizes[0])
+    growth = peaks[1] - peaks[0]
+    assert growth < allowed, (
+        f"memory grows with the input: peak {peaks[0]:,} B for {sizes[0]:,} B of text, {peaks[1]:,} B for "
+        f"{sizes[1]:,} B; the rule is growth < 25% of the extra input ({allowed:,.0f} B), got {growth:,} B. "
+        "encode_iterable must neither read the whole input nor keep all the ids"
+    )
