@@ -1,0 +1,59 @@
+"""Smoke test of the benchmark code (bench/) on tiny inputs; peers that are not installed
+are reported as missing by the benchmark itself, so nothing here needs them."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+bench = pytest.importorskip("bench")
+
+
+def test_tables_name_missing_peers_and_ratios():
+    ref = bench.Result("train", "x", "reference", 2 * bench.MB, 300, seconds=2.0, pretok_seconds=0.5, merge_seconds=1.4, peak_mb=100)
+    hf = bench.Result("train", "x", "hf", 2 * bench.MB, 300, seconds=4.0, peak_mb=200)
+    gone = bench.Result("train", "x", "rustbpe", 2 * bench.MB, 300, note="missing: pip install rustbpe")
+    table = bench.train_table([ref, hf, gone])
+    assert "| x | 2.0 | 300 | HF tokenizers | 4.00 | - | - | 0.50 | 200 | 0.50 | 0.50 |" in table
+    assert "missing: pip install rustbpe" in table
+
+
+def test_encode_table_checks_ids():
+    common = dict(task="encode", input="t", size=bench.MB)
+    rows = [
+        bench.Result(contender="reference", seconds=2.0, peak_mb=1, ids_digest="a", **common),
+        bench.Result(contender="reference-iter", seconds=2.0, peak_mb=1, ids_digest="b", **common),
+        bench.Result(contender="tiktoken", seconds=1.0, peak_mb=1, ids_digest="a", **common),
+    ]
+    table = bench.encode_table(rows)
+    assert "| t | 1.0 | reference | 2.00 | 0.50 | 1 | - | yes |" in table
+    assert "| NO |" in table  # encode_iterable's ids differ from tiktoken's in this made-up row
+    assert "| 0.50 | - |" in table  # reference / tiktoken throughput
+
+
+def test_measure_reference_training_in_a_subprocess(tmp_path):
+    path = tmp_path / "tiny.txt"
+    path.write_text("low lower lowest<|endoftext|>new newer newest " * 50, encoding="utf-8")
+    r = bench.measure("train", "reference", path, "tiny", 270, specials=["<|endoftext|>"])
+    assert r.seconds is not None, r.note
+    assert r.pretok_seconds is not None and r.merge_seconds is not None
+    assert r.peak_mb > 1
+
+
+@pytest.mark.timeout(600)
+def test_quick_run_prints_tables(tmp_path):
+    proc = subprocess.run(
+        [sys.executable, "-m", "bench", "--quick", "--data-dir", str(tmp_path)],
+        cwd=ROOT, capture_output=True, text=True, timeout=300,
+    )
+    assert proc.returncode == 0, proc.stderr
+    assert "### Training" in proc.stdout
+    assert "| reference |" in proc.stdout
+    if "### Encoding" in proc.stdout:  # needs the GPT-2 files from tiktoken's cache
+        assert "| NO |" not in proc.stdout
+    for peer in bench.missing_peers():
+        assert bench.PEER_MODULES[peer] in proc.stdout
