@@ -280,12 +280,7 @@ def load_config(path: str | Path) -> Config:
 def check_selection(config: Config, collected: dict[str, set[str]]) -> dict[str, Group]:
     """Assign every collected test (node id -> markers) to its group; ``ConfigError`` for a
     group or override whose selection matches no test, or a test in no group."""
-    assigned: dict[str, Group] = {}
-    for nodeid, markers in collected.items():
-        group = config.group_of(nodeid, markers)
-        if group is None:
-            raise ConfigError(f"{config.path}: test {nodeid} belongs to no group; add a `select:` pattern that matches it")
-        assigned[nodeid] = group
+    assigned = {nodeid: config.group_of(nodeid, markers) for nodeid, markers in collected.items()}
     for group in config.groups:
         if not any(g is group for g in assigned.values()):
             raise ConfigError(
@@ -295,4 +290,7 @@ def check_selection(config: Config, collected: dict[str, set[str]]) -> dict[str,
         for o in group.overrides:
             if not any(fnmatch.fnmatchcase(n, p) for n, g in assigned.items() if g is group for p in o.select):
                 raise ConfigError(f"{config.path}:{group.line}: group {group.name!r}: override {list(o.select)} matches none of its tests; fix the pattern")
+    for nodeid, group in assigned.items():
+        if group is None:
+            raise ConfigError(f"{config.path}: test {nodeid} belongs to no group; add a `select:` pattern that matches it")
     return assigned

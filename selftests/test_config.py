@@ -1,0 +1,83 @@
+"""grading.yaml validation, without running any test."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.config import ConfigError, check_selection, load_config
+
+BASE = """\
+version: 1
+total: 10
+groups:
+  - name: a
+    points: 6
+    select: ["tests/public/test_a.py::*"]
+    overrides:
+      - select: ["*::test_heavy"]
+        weight: 3
+  - name: b
+    points: 4
+    markers: [speed]
+"""
+COLLECTED = {
+    "tests/public/test_a.py::test_one": set(),
+    "tests/public/test_a.py::test_heavy": set(),
+    "tests/hidden/test_a_hidden.py::test_fast": {"speed"},
+}
+
+
+def write(tmp_path, text):
+    path = tmp_path / "grading.yaml"
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+def test_tests_go_to_the_first_matching_group_with_their_weights(tmp_path):
+    config = load_config(write(tmp_path, BASE))
+    assigned = check_selection(config, COLLECTED)
+    assert {n: g.name for n, g in assigned.items()} == {
+        "tests/public/test_a.py::test_one": "a",
+        "tests/public/test_a.py::test_heavy": "a",
+        "tests/hidden/test_a_hidden.py::test_fast": "b",
+    }
+    weight, visibility, _ = config.test_policy(assigned["tests/public/test_a.py::test_heavy"], "tests/public/test_a.py::test_heavy")
+    assert (weight, visibility) == (3, "visible")
+    _, hidden_visibility, _ = config.test_policy(assigned["tests/hidden/test_a_hidden.py::test_fast"], "tests/hidden/test_a_hidden.py::test_fast")
+    assert hidden_visibility == "after_published"
+
+
+@pytest.mark.parametrize(
+    "edit, message",
+    [
+        (("points: 6", "pionts: 6"), "unknown key 'pionts'"),
+        (("points: 6", "points: [6]"), "expected a single value"),
+        (("total: 10", "total: 11"), "add up to 10"),
+        (("name: b", "name: a"), "used twice"),
+        (("weight: 3", "weight: -1"), "below 0"),
+        (("version: 1", "version: 2"), "not supported"),
+    ],
+    ids=["unknown_key", "wrong_type", "points_do_not_add_up", "duplicate_group", "negative_weight", "bad_version"],
+)
+def test_invalid_policy_is_one_line_naming_file_and_line(tmp_path, edit, message):
+    path = write(tmp_path, BASE.replace(*edit))
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    text = str(err.value)
+    assert message in text and str(path) in text and "\n" not in text
+    assert text.split(":")[1].isdigit(), f"no line number in {text!r}"
+
+
+@pytest.mark.parametrize(
+    "collected, message",
+    [
+        ({"tests/public/test_a.py::test_heavy": set()}, "group 'b'"),
+        ({"tests/public/test_a.py::test_one": set(), "x::y": {"speed"}}, "override"),
+        ({**COLLECTED, "tests/public/test_c.py::test_x": set()}, "belongs to no group"),
+    ],
+    ids=["group_matches_nothing", "override_matches_nothing", "test_in_no_group"],
+)
+def test_selections_are_checked_against_collected_tests(tmp_path, collected, message):
+    config = load_config(write(tmp_path, BASE))
+    with pytest.raises(ConfigError, match=message):
+        check_selection(config, collected)
