@@ -1,0 +1,5 @@
+import sys
+
+from .meta import main
+
+sys.exit(main())

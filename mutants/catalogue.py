@@ -1,0 +1,605 @@
+"""The catalogue of known student bugs: each mutant is the reference with ONE realistic bug.
+
+A mutant is a list of edits on files of ``reference/``:
+
+* :class:`Replace` swaps an exact snippet of a reference file for another one. The snippet
+  must occur exactly once (``mutants.build`` fails loudly otherwise), so a refactor of the
+  reference can never silently turn a mutant back into the reference. Used on the files
+  that are stable (warm-up, primitives, pre-tokenization, the GPT-2 file format).
+* :class:`Append` adds code at the end of a module that redefines one of its top-level
+  names (``train_bpe``, ``Tokenizer``). It survives any refactor of the module's insides:
+  the training and tokenizer bugs are written against small self-contained templates
+  (``TRAINER``, ``TOKENIZER``) that behave exactly like the reference, each mutant
+  changing one snippet of its template (again exactly once, checked at import time).
+  ``CONTROLS`` are the untouched templates: the meta-test can check that they pass, so a
+  mutant is killed by its bug, not by its template.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+GROUPS = ("warmup", "primitives", "pretokenize", "train_bpe", "tokenizer", "encode_iterable", "speed")
+
+
+@dataclass(frozen=True)
+class Replace:
+    file: str  # a file of reference/, e.g. "warmup.py"
+    old: str
+    new: str
+
+
+@dataclass(frozen=True)
+class Append:
+    file: str
+    code: str
+    overrides: tuple[str, ...]  # top-level names the original module must define
+
+
+@dataclass(frozen=True)
+class Mutant:
+    name: str
+    group: str  # grading.yaml group whose tests must catch it
+    description: str  # one sentence, written for a student
+    edits: tuple[Replace | Append, ...] = field(default_factory=tuple)
+
+    def __post_init__(self) -> None:
+        if self.group not in GROUPS:
+            raise ValueError(f"mutant {self.name}: unknown group {self.group!r}")
+
+
+def _once(template: str, old: str, new: str, what: str) -> str:
+    n = template.count(old)
+    if n != 1:
+        raise ValueError(f"{what}: snippet {old!r} occurs {n} times in the template, expected exactly once")
+    return template.replace(old, new)
+
+
+# ---- the training template (appended to train.py; redefines train_bpe) ------------------
+
+TRAINER = '''
+
+# ==== mutant template: a self-contained trainer that replaces train_bpe ====
+def train_bpe(input_path, vocab_size, special_tokens):
+    import collections as _c
+    from pathlib import Path as _P
+
+    from .pretokenize import GPT2_REGEX as _RX, split_on_special_tokens as _split
+
+    special_tokens = list(dict.fromkeys(special_tokens))
+    n_merges = vocab_size - 256 - len(special_tokens)
+    if n_merges < 0:
+        raise ValueError(f"train_bpe: vocab_size={vocab_size} is too small for 256 bytes + {len(special_tokens)} special tokens")
+    path = _P(input_path)
+    try:
+        data = path.read_bytes()
+    except OSError as err:
+        raise ValueError(f"train_bpe: cannot read the training file {path}: {err}") from None
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError:
+        raise ValueError(f"train_bpe: {path} is not valid UTF-8") from None
+    _split("", special_tokens)  # invalid special tokens: ValueError
+    specials = set(special_tokens)
+    word_counts = _c.Counter()
+    for piece in _split(text, special_tokens):
+        if piece not in specials:
+            word_counts.update(_RX.findall(piece))
+    vocab = {i: bytes([i]) for i in range(256)}
+    words = [list(w.encode("utf-8")) for w in word_counts]
+    freqs = list(word_counts.values())
+    counts = _c.defaultdict(int)
+    where = _c.defaultdict(set)
+    for w, ids in enumerate(words):
+        for pair in zip(ids, ids[1:]):
+            counts[pair] += freqs[w]
+            where[pair].add(w)
+    merges = []
+    while len(merges) < n_merges:
+        live = [p for p, n in counts.items() if n > 0]
+        if not live:
+            break
+        best = max(live, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))
+        new_id = 256 + len(merges)
+        vocab[new_id] = vocab[best[0]] + vocab[best[1]]
+        merges.append((vocab[best[0]], vocab[best[1]]))
+        for w in list(where[best]):
+            ids, f = words[w], freqs[w]
+            for pair in zip(ids, ids[1:]):
+                counts[pair] -= f
+            ids = words[w] = _mutant_merge_ids(ids, best, new_id)
+            for pair in zip(ids, ids[1:]):
+                counts[pair] += f
+                where[pair].add(w)
+    for tok in special_tokens:
+        vocab[len(vocab)] = tok.encode("utf-8")
+    return vocab, merges
+
+
+def _mutant_merge_ids(ids, pair, new_id):
+    out, i = [], 0
+    while i < len(ids):
+        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1]:
+            out.append(new_id)
+            i += 2
+        else:
+            out.append(ids[i])
+            i += 1
+    return out
+'''
+
+
+def trainer(name: str, description: str, *changes: tuple[str, str], group: str = "train_bpe") -> Mutant:
+    code = TRAINER
+    for old, new in changes:
+        code = _once(code, old, new, f"mutant {name}")
+    return Mutant(name, group, description, (Append("train.py", code, ("train_bpe",)),))
+
+
+# ---- the tokenizer template (appended to tokenizer.py; subclasses Tokenizer) -------------
+
+TOKENIZER = '''
+
+# ==== mutant template: a Tokenizer whose encode/decode are self-contained ====
+_MutantBaseTokenizer = Tokenizer
+
+
+class Tokenizer(_MutantBaseTokenizer):
+    def __init__(self, vocab, merges, special_tokens=None):
+        super().__init__(vocab, merges, special_tokens)
+        import regex as _re
+
+        self._m_vocab = dict(vocab)
+        self._m_ids = {b: i for i, b in self._m_vocab.items()}
+        self._m_specials = list(dict.fromkeys(special_tokens or []))
+        for tok in self._m_specials:
+            if tok.encode("utf-8") not in self._m_ids:
+                new_id = max(self._m_vocab, default=-1) + 1
+                self._m_vocab[new_id] = tok.encode("utf-8")
+                self._m_ids[tok.encode("utf-8")] = new_id
+        self._m_ranks = {}
+        for rank, pair in enumerate(merges):
+            self._m_ranks.setdefault(tuple(pair), rank)
+        ordered = sorted(self._m_specials, key=len, reverse=True)
+        self._m_special_re = _re.compile("|".join(_re.escape(t) for t in ordered)) if ordered else None
+        self._m_cache = {}
+
+    def _m_word(self, word):
+        parts = [bytes([b]) for b in word.encode("utf-8")]
+        ranks = self._m_ranks
+        while len(parts) > 1:
+            pairs = list(zip(parts, parts[1:]))
+            best = min(pairs, key=lambda p: ranks.get(p, float("inf")))
+            if best not in ranks:
+                break
+            out, i = [], 0
+            while i < len(parts):
+                if i + 1 < len(parts) and (parts[i], parts[i + 1]) == best:
+                    out.append(parts[i] + parts[i + 1])
+                    i += 2
+                else:
+                    out.append(parts[i])
+                    i += 1
+            parts = out
+        return [self._m_ids[p] for p in parts]
+
+    def _m_ordinary(self, text, out):
+        from .pretokenize import GPT2_REGEX as _RX
+
+        for word in _RX.findall(text):
+            ids = self._m_cache.get(word)
+            if ids is None:
+                ids = self._m_cache[word] = self._m_word(word)
+            out.extend(ids)
+
+    def encode(self, text):
+        out = []
+        if self._m_special_re is None:
+            self._m_ordinary(text, out)
+            return out
+        start = 0
+        for m in self._m_special_re.finditer(text):
+            self._m_ordinary(text[start : m.start()], out)
+            out.append(self._m_ids[m.group().encode("utf-8")])
+            start = m.end()
+        self._m_ordinary(text[start:], out)
+        return out
+
+    def decode(self, ids):
+        for pos, i in enumerate(ids):
+            if i not in self._m_vocab:
+                raise ValueError(f"decode: unknown token id {i!r} at position {pos}")
+        return b"".join(self._m_vocab[i] for i in ids).decode("utf-8", errors="replace")
+
+    # (more methods)
+'''
+
+
+def tokenizer(name: str, description: str, *changes: tuple[str, str], group: str = "tokenizer") -> Mutant:
+    code = TOKENIZER
+    for old, new in changes:
+        code = _once(code, old, new, f"mutant {name}")
+    return Mutant(name, group, description, (Append("tokenizer.py", code, ("Tokenizer",)),))
+
+
+def method(source: str) -> tuple[str, str]:
+    """A change adding a method to the tokenizer template (e.g. a buggy encode_iterable)."""
+    return ("    # (more methods)", source.rstrip())
+
+
+CONTROLS = (
+    trainer("control_trainer", "the training template without a bug (must pass every train_bpe test)"),
+    tokenizer("control_tokenizer", "the tokenizer template without a bug (must pass every tokenizer test)"),
+)
+
+P = "pretokenize.py"
+
+CATALOGUE: tuple[Mutant, ...] = (
+    # ---- part 1: warm-up ----------------------------------------------------------------
+    Mutant(
+        "byte_decode_strict", "warmup",
+        "ByteTokenizer.decode uses bytes.decode('utf-8') with the default errors='strict', so "
+        "ids that are not valid UTF-8 raise instead of becoming U+FFFD.",
+        (Replace("warmup.py", 'bytes(ids).decode("utf-8", errors="replace")', 'bytes(ids).decode("utf-8")'),),
+    ),
+    Mutant(
+        "byte_encode_code_points", "warmup",
+        "ByteTokenizer.encode returns code points (ord of each character) instead of the "
+        "UTF-8 bytes of the text.",
+        (Replace("warmup.py", 'return list(text.encode("utf-8"))', "return [ord(ch) for ch in text]"),),
+    ),
+    Mutant(
+        "word_ids_sorted", "warmup",
+        "WordTokenizer numbers its words in sorted order instead of in order of first appearance.",
+        (Replace("warmup.py", "for word in pretokenize(training_text):",
+                 "for word in sorted(set(pretokenize(training_text))):"),),
+    ),
+    Mutant(
+        "word_split_on_whitespace", "warmup",
+        "WordTokenizer splits the text with str.split() instead of GPT-2 pre-tokenization, so "
+        "spaces are lost and punctuation sticks to words.",
+        (Replace("warmup.py", "from .pretokenize import pretokenize",
+                 "def pretokenize(text):\n    return text.split()"),),
+    ),
+    Mutant(
+        "compression_ratio_inverted", "warmup",
+        "compression_ratio returns tokens per byte (len(ids) / bytes) instead of bytes per token.",
+        (Replace("warmup.py", 'return len(text.encode("utf-8")) / len(ids)',
+                 'return len(ids) / len(text.encode("utf-8"))'),),
+    ),
+    Mutant(
+        "compression_ratio_characters", "warmup",
+        "compression_ratio counts characters (len(text)) instead of UTF-8 bytes.",
+        (Replace("warmup.py", 'return len(text.encode("utf-8")) / len(ids)', "return len(text) / len(ids)"),),
+    ),
+    # ---- part 2: primitives ----------------------------------------------------------------
+    Mutant(
+        "pair_counts_non_overlapping", "primitives",
+        "get_pair_counts only counts the pairs starting at even positions, so overlapping "
+        "occurrences like (1, 1) in [1, 1, 1] are undercounted.",
+        (Replace("primitives.py", "Counter(zip(ids, ids[1:]))", "Counter(zip(ids[::2], ids[1::2]))"),),
+    ),
+    Mutant(
+        "pair_counts_presence_only", "primitives",
+        "get_pair_counts records each pair once (count 1) instead of counting its occurrences.",
+        (Replace("primitives.py", "return dict(Counter(zip(ids, ids[1:])))",
+                 "return {pair: 1 for pair in zip(ids, ids[1:])}"),),
+    ),
+    Mutant(
+        "merge_overlapping", "primitives",
+        "merge advances by one position after a match, so overlapping occurrences are merged "
+        "twice ([5, 5, 5] with (5, 5) gives two new tokens instead of [new, 5]).",
+        (Replace("primitives.py", "            out.append(new_id)\n            i += 2",
+                 "            out.append(new_id)\n            i += 1"),),
+    ),
+    Mutant(
+        "merge_right_to_left", "primitives",
+        "merge scans from the right, so [5, 5, 5] with (5, 5) gives [5, new] instead of [new, 5].",
+        (Append("primitives.py", '''
+
+def merge(ids, pair, new_id):
+    out = []
+    i = len(ids) - 1
+    while i >= 0:
+        if i >= 1 and ids[i - 1] == pair[0] and ids[i] == pair[1]:
+            out.append(new_id)
+            i -= 2
+        else:
+            out.append(ids[i])
+            i -= 1
+    return out[::-1]
+''', ("merge",)),),
+    ),
+    Mutant(
+        "merge_drops_last", "primitives",
+        "merge's loop stops one position early, so the last id is dropped when it is not part of a match.",
+        (Replace("primitives.py", "    while i < n:\n", "    while i < n - 1:\n"),),
+    ),
+    # ---- part 3: pre-tokenization and special tokens ---------------------------------------
+    Mutant(
+        "pattern_re_word_class", "pretokenize",
+        "the pattern uses the `re` module with \\w (letters, digits and underscore) instead of "
+        "`regex` with \\p{L} and \\p{N}, so letters and digits end up in one pre-token.",
+        (Replace(P, "GPT2_REGEX = regex.compile(GPT2_PATTERN)",
+                 "import re\nGPT2_REGEX = re.compile(r\"\"\"'(?:[sdmt]|ll|ve|re)| ?\\w+| ?\\d+| ?[^\\s\\w]+|\\s+(?!\\S)|\\s+\"\"\")"),),
+    ),
+    Mutant(
+        "pattern_missing_trailing_space_branch", "pretokenize",
+        "the GPT-2 pattern lacks the \\s+(?!\\S) branch, so a run of spaces before a word keeps "
+        "all its spaces instead of leaving the last one to the word.",
+        (Replace(P, "|\\s+(?!\\S)|\\s+\"\"\"", "|\\s+\"\"\""),),
+    ),
+    Mutant(
+        "pattern_contractions_ignore_case", "pretokenize",
+        "the pattern is compiled with IGNORECASE, so upper-case contractions like 'S or 'LL are "
+        "split off although GPT-2 only splits lower-case ones.",
+        (Replace(P, "GPT2_REGEX = regex.compile(GPT2_PATTERN)", "GPT2_REGEX = regex.compile(GPT2_PATTERN, regex.IGNORECASE)"),),
+    ),
+    Mutant(
+        "pattern_digits_without_space", "pretokenize",
+        "the digits branch lacks the optional leading space (\\p{N}+ instead of ' ?\\p{N}+'), so "
+        "the space before a number becomes its own pre-token.",
+        (Replace(P, "| ?\\p{N}+|", "|\\p{N}+|"),),
+    ),
+    Mutant(
+        "specials_not_escaped", "pretokenize",
+        "special tokens are joined into the split pattern without regex.escape, so characters "
+        "like | . * in them act as regex operators.",
+        (Replace(P, '"|".join(regex.escape(tok) for tok in ordered)', '"|".join(tok for tok in ordered)'),),
+    ),
+    Mutant(
+        "specials_shortest_first", "pretokenize",
+        "overlapping special tokens are tried shortest first, so '<|eot|><|eot|>' as a special "
+        "token is cut into two '<|eot|>' matches.",
+        (Replace(P, "sorted(set(special_tokens), key=len, reverse=True)", "sorted(set(special_tokens), key=len)"),),
+    ),
+    Mutant(
+        "split_drops_special_tokens", "pretokenize",
+        "split_on_special_tokens drops the special tokens themselves (like re.split without a "
+        "capturing group) instead of keeping each as a piece.",
+        (Replace(P, "        pieces.append(m.group())\n", ""),),
+    ),
+    Mutant(
+        "split_keeps_empty_pieces", "pretokenize",
+        "split_on_special_tokens keeps the empty strings that regex.split produces around "
+        "adjacent special tokens and at the ends of the text.",
+        (Append(P, '''
+
+def split_on_special_tokens(text, special_tokens):
+    for tok in special_tokens:
+        if not isinstance(tok, str) or not tok:
+            raise ValueError(f"special tokens must be non-empty strings, got {tok!r}")
+    pattern = special_tokens_regex(special_tokens)
+    if pattern is None:
+        return [text]
+    return regex.split("(" + pattern.pattern + ")", text)
+''', ("split_on_special_tokens",)),),
+    ),
+    # ---- part 4: training --------------------------------------------------------------------
+    trainer(
+        "ties_smallest_pair",
+        "ties between equally frequent pairs go to the lexicographically smallest pair instead of the greatest.",
+        ("best = max(live, key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]]))",
+         "best = min(live, key=lambda p: (-counts[p], vocab[p[0]], vocab[p[1]]))"),
+    ),
+    trainer(
+        "ties_first_seen",
+        "ties between equally frequent pairs go to the pair seen first in the text (max over a "
+        "dict by count only) instead of the lexicographically greatest pair.",
+        ("key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]])", "key=lambda p: counts[p]"),
+    ),
+    trainer(
+        "ties_by_token_ids",
+        "ties are broken by comparing token ids instead of the tokens' bytes, which disagree as "
+        "soon as merged tokens are involved.",
+        ("key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]])", "key=lambda p: (counts[p], p)"),
+    ),
+    trainer(
+        "ties_by_concatenation",
+        "ties are broken by comparing the concatenated bytes a+b instead of the pair (a, b).",
+        ("key=lambda p: (counts[p], vocab[p[0]], vocab[p[1]])", "key=lambda p: (counts[p], vocab[p[0]] + vocab[p[1]])"),
+    ),
+    trainer(
+        "merges_cross_pretokens",
+        "training counts pairs over whole text segments instead of within GPT-2 pre-tokens, so "
+        "merges cross pre-token boundaries (e.g. a word and the space or punctuation after it).",
+        ("word_counts.update(_RX.findall(piece))", "word_counts[piece] += 1"),
+    ),
+    trainer(
+        "specials_left_in_training_text",
+        "special tokens are left in the training text, so their pieces (like '<|' and "
+        "'endoftext') are counted and merged.",
+        ("    for piece in _split(text, special_tokens):\n", "    for piece in [text]:\n"),
+    ),
+    trainer(
+        "specials_deleted_not_boundaries",
+        "special tokens are deleted from the training text (text.replace(tok, '')), which glues "
+        "the text on both sides together instead of treating them as boundaries.",
+        ("    for piece in _split(text, special_tokens):\n",
+         "    for tok in special_tokens:\n        text = text.replace(tok, '')\n    for piece in [text]:\n"),
+    ),
+    trainer(
+        "pairs_not_weighted_by_frequency",
+        "pair counts count each distinct pre-token once, ignoring how often it occurs in the corpus.",
+        ("freqs = list(word_counts.values())", "freqs = [1] * len(word_counts)"),
+    ),
+    trainer(
+        "counts_not_updated_after_merge",
+        "pair counts are computed once and not updated after a merge, so later merges use stale "
+        "counts and never build on merged tokens.",
+        ("        for w in list(where[best]):\n", "        counts[best] = 0\n        for w in []:\n"),
+    ),
+    trainer(
+        "one_merge_too_many",
+        "the merge loop runs once too often (<= instead of <), so the vocabulary has one token too many.",
+        ("while len(merges) < n_merges:", "while len(merges) <= n_merges:"),
+    ),
+    trainer(
+        "vocab_size_ignores_specials",
+        "the number of merges is vocab_size - 256, forgetting that the special tokens also take "
+        "vocabulary slots.",
+        ("n_merges = vocab_size - 256 - len(special_tokens)\n", "n_merges = vocab_size - 256\n"),
+    ),
+    trainer(
+        "specials_numbered_first",
+        "special tokens get the first ids (0, 1, ...) and the bytes come after them, instead of "
+        "bytes 0-255, merges, then special tokens.",
+        ("    for tok in special_tokens:\n        vocab[len(vocab)] = tok.encode(\"utf-8\")\n    return vocab, merges\n",
+         "    specials_first = {i: t.encode('utf-8') for i, t in enumerate(special_tokens)}\n"
+         "    return {**specials_first, **{i + len(specials_first): b for i, b in vocab.items()}}, merges\n"),
+    ),
+    trainer(
+        "vocab_only_seen_bytes",
+        "the initial vocabulary holds only the bytes that occur in the corpus instead of all 256 byte values.",
+        ("    for tok in special_tokens:\n        vocab[len(vocab)] = tok.encode(\"utf-8\")\n",
+         "    seen = set(text.encode('utf-8'))\n"
+         "    vocab = dict(enumerate(b for i, b in sorted(vocab.items()) if i >= 256 or i in seen))\n"
+         "    for tok in special_tokens:\n        vocab[len(vocab)] = tok.encode(\"utf-8\")\n"),
+    ),
+    trainer(
+        "crlf_translated",
+        "the training file is opened in text mode, which turns Windows line endings \\r\\n into "
+        "\\n before training.",
+        ("        data = path.read_bytes()\n", "        data = open(path, encoding='latin-1').read().encode('latin-1')\n"),
+    ),
+    trainer(
+        "pretokens_as_code_points",
+        "pre-tokens are split into Unicode code points instead of UTF-8 bytes, which breaks on "
+        "any non-ASCII character.",
+        ('words = [list(w.encode("utf-8")) for w in word_counts]', "words = [[ord(c) for c in w] for w in word_counts]"),
+    ),
+    trainer(
+        "training_merge_overlapping",
+        "merging a pair inside a pre-token also merges overlapping occurrences, so 'aaa' becomes "
+        "two merged tokens during training.",
+        ("            out.append(new_id)\n            i += 2", "            out.append(new_id)\n            i += 1"),
+    ),
+    # ---- part 5: encode / decode / files -----------------------------------------------------
+    tokenizer(
+        "encode_merges_in_sorted_order",
+        "encode ranks the merges in sorted (dictionary) order of their bytes instead of the "
+        "order in which they were learned.",
+        ("for rank, pair in enumerate(merges):", "for rank, pair in enumerate(sorted(merges)):"),
+    ),
+    tokenizer(
+        "encode_first_mergeable_pair",
+        "encode merges the leftmost pair that has a merge instead of the pair with the lowest merge rank.",
+        ('best = min(pairs, key=lambda p: ranks.get(p, float("inf")))', "best = next((p for p in pairs if p in ranks), None)"),
+    ),
+    tokenizer(
+        "encode_greedy_longest_match",
+        "encode takes the longest vocabulary token matching at each position (greedy) instead "
+        "of applying the merges in rank order.",
+        ('        parts = [bytes([b]) for b in word.encode("utf-8")]\n',
+         '        data, out, i = word.encode("utf-8"), [], 0\n'
+         "        while i < len(data):\n"
+         "            j = len(data)\n"
+         "            while j > i + 1 and data[i:j] not in self._m_ids:\n"
+         "                j -= 1\n"
+         "            out.append(self._m_ids[data[i:j]])\n"
+         "            i = j\n"
+         "        return out\n"
+         '        parts = [bytes([b]) for b in word.encode("utf-8")]\n'),
+    ),
+    tokenizer(
+        "encode_across_pretokens",
+        "encode splits the text on whitespace only instead of with the GPT-2 pattern, so merges "
+        "cross pre-token boundaries (e.g. a word and the punctuation after it).",
+        ("for word in _RX.findall(text):", "for word in __import__('regex').findall(r' ?\\S+|\\s+', text):"),
+    ),
+    tokenizer(
+        "encode_ignores_special_tokens",
+        "encode treats special tokens as ordinary text instead of giving each its single id.",
+        ("        self._m_special_re = _re.compile", "        self._m_special_re = None and _re.compile"),
+    ),
+    tokenizer(
+        "encode_specials_shortest_first",
+        "encode matches overlapping special tokens shortest first instead of longest first.",
+        ("ordered = sorted(self._m_specials, key=len, reverse=True)", "ordered = sorted(self._m_specials, key=len)"),
+    ),
+    tokenizer(
+        "encode_specials_not_escaped",
+        "encode builds its special-token pattern without regex.escape, so | and other "
+        "metacharacters in special tokens act as regex operators.",
+        ('"|".join(_re.escape(t) for t in ordered)', '"|".join(t for t in ordered)'),
+    ),
+    tokenizer(
+        "specials_not_added_to_vocab",
+        "special tokens missing from the vocabulary are not given new ids, so encoding them fails.",
+        ('            if tok.encode("utf-8") not in self._m_ids:\n', "            if False:\n"),
+    ),
+    tokenizer(
+        "decode_strict_utf8",
+        "decode uses bytes.decode('utf-8') with errors='strict', so ids whose bytes are not "
+        "valid UTF-8 raise instead of becoming U+FFFD.",
+        ('.decode("utf-8", errors="replace")\n\n    # (more', '.decode("utf-8")\n\n    # (more'),
+    ),
+    tokenizer(
+        "decode_token_by_token",
+        "decode decodes each token's bytes separately, so a character whose UTF-8 bytes are "
+        "spread over several tokens becomes U+FFFD characters.",
+        ('return b"".join(self._m_vocab[i] for i in ids).decode("utf-8", errors="replace")',
+         'return "".join(self._m_vocab[i].decode("utf-8", errors="replace") for i in ids)'),
+    ),
+    tokenizer(
+        "decode_ignores_invalid_bytes",
+        "decode uses errors='ignore', dropping invalid UTF-8 bytes instead of replacing them with U+FFFD.",
+        ('.decode("utf-8", errors="replace")\n\n    # (more', '.decode("utf-8", errors="ignore")\n\n    # (more'),
+    ),
+    Mutant(
+        "files_without_byte_decoder", "tokenizer",
+        "from_files reads vocab.json and merges.txt without GPT-2's printable-character -> byte "
+        "table, using each token string's UTF-8 bytes instead.",
+        (Replace("gpt2_files.py", "return bytes(inverse[ch] for ch in text)", 'return text.encode("utf-8")'),),
+    ),
+    Mutant(
+        "save_without_byte_encoder", "tokenizer",
+        "save writes each token as its bytes decoded as UTF-8 instead of through GPT-2's "
+        "byte -> printable-character table.",
+        (Replace("gpt2_files.py", 'return "".join(table[b] for b in token)', 'return token.decode("utf-8", errors="replace")'),),
+    ),
+    # ---- part 5: encode_iterable ---------------------------------------------------------------
+    tokenizer(
+        "encode_iterable_joins_everything",
+        "encode_iterable joins its whole input into one string before encoding, so memory grows "
+        "with the input and nothing is produced until the input ends.",
+        method('''
+    def encode_iterable(self, iterable):
+        yield from self.encode("".join(iterable))
+'''),
+        group="encode_iterable",
+    ),
+    tokenizer(
+        "encode_iterable_chunks_independently",
+        "encode_iterable encodes each chunk on its own, so a pre-token (or special token) cut "
+        "between two chunks is encoded differently from encode on the whole text.",
+        method('''
+    def encode_iterable(self, iterable):
+        for chunk in iterable:
+            yield from self.encode(chunk)
+'''),
+        group="encode_iterable",
+    ),
+    tokenizer(
+        "encode_iterable_strips_newlines",
+        "encode_iterable strips the newline at the end of each line before encoding it.",
+        method('''
+    def encode_iterable(self, iterable):
+        for line in iterable:
+            yield from self.encode(line.rstrip("\\n"))
+'''),
+        group="encode_iterable",
+    ),
+)
+
+
+def by_name(name: str) -> Mutant:
+    for m in (*CATALOGUE, *CONTROLS):
+        if m.name == name:
+            return m
+    raise KeyError(f"no mutant named {name!r}")
+
+
+_names = [m.name for m in (*CATALOGUE, *CONTROLS)]
+if len(set(_names)) != len(_names):  # pragma: no cover - a catalogue typo
+    raise ValueError("mutant names must be unique")

@@ -1,0 +1,164 @@
+"""The meta-test: every catalogued mutant must fail at least one graded test.
+
+For each mutant, pytest runs in a subprocess on its group's PUBLIC tests with ``-x`` and
+``--submission <mutant dir>``; only if the mutant survives them, on the group's HIDDEN
+tests. The group's test files come from grading.yaml's selections. Mutants run two at a
+time. ``python -m mutants [NAME ...] [--jobs N] [--controls]`` prints the kill-rate table.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import time
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
+from pathlib import Path
+
+from grader.config import load_config
+
+from .build import build
+from .catalogue import CATALOGUE, CONTROLS, Mutant, by_name
+
+ROOT = Path(__file__).resolve().parent.parent
+RUN_TIMEOUT = 300  # seconds per pytest subprocess (a hung mutant is a bug in the catalogue)
+TEST_TIMEOUT = 60  # per test: pytest-timeout's limit inside each run
+
+
+@dataclass
+class Outcome:
+    mutant: Mutant
+    killed_by: str | None = None  # node id of the first failing test
+    stage: str | None = None  # "public" or "hidden"
+    message: str = ""  # first line of the failure
+    seconds: float = 0.0
+    error: str | None = None  # the run itself went wrong (collection error, timeout)
+
+    @property
+    def killed(self) -> bool:
+        return self.killed_by is not None
+
+
+def group_files(group_name: str, config_path: Path = ROOT / "grading.yaml") -> tuple[list[str], list[str], str]:
+    """(public files, hidden files, marker expression) of one grading.yaml group."""
+    config = load_config(config_path)
+    groups = {g.name: g for g in config.groups}
+    group = groups[group_name]
+    files: set[str] = set()
+    if group.select:
+        for pattern in group.select:
+            file_glob = pattern.split("::", 1)[0]
+            files.update(str(p.relative_to(ROOT)) for p in ROOT.glob(file_glob) if p.is_file())
+    else:  # a marker-only group (speed): every test file, filtered by marker
+        files.update(str(p.relative_to(ROOT)) for p in ROOT.glob("tests/*/test_*.py"))
+    # Tests carrying a marker of an EARLIER group (speed) belong to that group, not this one.
+    earlier = [m for g in config.groups[: config.groups.index(group)] for m in g.markers]
+    if group.markers:
+        marker_expr = " or ".join(group.markers)
+    else:
+        marker_expr = " and ".join(f"not {m}" for m in earlier)
+    public = sorted(f for f in files if "/public/" in f)
+    hidden = sorted(f for f in files if "/hidden/" in f)
+    return public, hidden, marker_expr
+
+
+_FAILED = re.compile(r"^(FAILED|ERROR) (\S+)(?: - (.*))?$", re.M)
+
+
+def run_pytest(submission: Path, files: list[str], marker_expr: str, extra: tuple[str, ...] = ()) -> tuple[int, str]:
+    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")}
+    env["BPE_DIAGNOSIS"] = "0"  # the replay of known bugs is for feedback, not needed here
+    env.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken_cache"))
+    cmd = [
+        sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:randomly", "--no-header",
+        "--submission", str(submission), "--timeout", str(TEST_TIMEOUT), *extra,
+    ]
+    if marker_expr:
+        cmd += ["-m", marker_expr]
+    cmd += files
+    proc = subprocess.run(
+        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL
+    )
+    return proc.returncode, proc.stdout + proc.stderr
+
+
+def run_mutant(mutant: Mutant, workdir: Path) -> Outcome:
+    start = time.monotonic()
+    outcome = Outcome(mutant)
+    submission = build(mutant, workdir / mutant.name)
+    public, hidden, marker_expr = group_files(mutant.group)
+    for stage, files in (("public", public), ("hidden", hidden)):
+        if not files:
+            continue
+        try:
+            code, output = run_pytest(submission, files, marker_expr)
+        except subprocess.TimeoutExpired:
+            outcome.error = f"{stage} run exceeded {RUN_TIMEOUT}s"
+            break
+        if code == 1:
+            m = _FAILED.search(output)
+            outcome.killed_by = m.group(2) if m else "(unparsed failure)"
+            outcome.message = (m.group(3) or "").strip() if m else output[-300:]
+            outcome.stage = stage
+            break
+        if code not in (0, 5):  # 5: no test selected in this stage
+            outcome.error = f"{stage} run: pytest exit code {code}: {output[-500:]}"
+            break
+    outcome.seconds = time.monotonic() - start
+    return outcome
+
+
+def run_catalogue(mutants=CATALOGUE, jobs: int = 2, workdir: Path | None = None) -> list[Outcome]:
+    """Run the meta-test over ``mutants``, ``jobs`` at a time; outcomes in catalogue order."""
+    with tempfile.TemporaryDirectory(prefix="bpe-mutants-") as tmp:
+        where = Path(workdir or tmp)
+        with ThreadPoolExecutor(max_workers=jobs) as pool:
+            return list(pool.map(lambda m: run_mutant(m, where), mutants))
+
+
+def table(outcomes: list[Outcome]) -> str:
+    """The kill-rate table, with survivors flagged and the two kill rates."""
+    rows = [("mutant", "group", "killed by", "stage", "s")]
+    for o in outcomes:
+        if o.killed:
+            rows.append((o.mutant.name, o.mutant.group, o.killed_by, o.stage, f"{o.seconds:.1f}"))
+        else:
+            rows.append((o.mutant.name, o.mutant.group, "** SURVIVED ** " + (o.error or ""), "-", f"{o.seconds:.1f}"))
+    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+    lines = ["  ".join(c.ljust(w) for c, w in zip(r[:4], widths)) + f"  {r[4]:>5}" for r in rows]
+    lines.insert(1, "-" * len(lines[0]))
+    n = len(outcomes)
+    killed = sum(o.killed for o in outcomes)
+    public = sum(o.stage == "public" for o in outcomes)
+    lines.append("")
+    lines.append(f"kill rate: {killed}/{n} = {killed / n:.0%} (all graded tests)")
+    lines.append(f"public-only kill rate: {public}/{n} = {public / n:.0%}")
+    return "\n".join(lines)
+
+
+def kill_rates(outcomes: list[Outcome]) -> tuple[float, float]:
+    n = len(outcomes) or 1
+    return sum(o.killed for o in outcomes) / n, sum(o.stage == "public" for o in outcomes) / n
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="python -m mutants", description=__doc__)
+    parser.add_argument("names", nargs="*", help="mutants to run (default: the whole catalogue)")
+    parser.add_argument("--jobs", type=int, default=2)
+    parser.add_argument("--controls", action="store_true", help="run the bug-free templates instead: they must SURVIVE")
+    parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
+    args = parser.parse_args(argv)
+    if args.list:
+        for m in CATALOGUE:
+            print(f"{m.name:40} {m.group:16} {m.description}")
+        return 0
+    mutants = [by_name(n) for n in args.names] if args.names else list(CONTROLS if args.controls else CATALOGUE)
+    outcomes = run_catalogue(mutants, jobs=args.jobs)
+    print(table(outcomes))
+    if args.controls:
+        return 0 if not any(o.killed or o.error for o in outcomes) else 1
+    return 0 if all(o.killed for o in outcomes) else 1

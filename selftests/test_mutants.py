@@ -1,0 +1,57 @@
+"""Grading validity: every catalogued student bug (mutant) fails at least one graded test.
+
+The catalogue runs once per session (``mutants.meta.run_catalogue``: a pytest subprocess per
+mutant on its group's public tests, then its hidden tests if it survived, two at a time);
+each mutant is one test here, and the kill-rate table is printed to the CI log.
+"""
+
+from __future__ import annotations
+
+import sys
+
+import pytest
+
+from mutants.build import mutated_sources
+from mutants.catalogue import CATALOGUE, GROUPS
+from mutants.meta import kill_rates, run_catalogue, table
+
+PUBLIC_KILL_RATE_MIN = 0.8
+
+
+@pytest.fixture(scope="module")
+def outcomes():
+    results = run_catalogue(CATALOGUE, jobs=2)
+    report = table(results)
+    sys.__stdout__.write("\n\nMutant kill-rate table (mutants/catalogue.py):\n" + report + "\n")
+    sys.__stdout__.flush()
+    return {o.mutant.name: o for o in results}, report
+
+
+def test_catalogue_covers_every_part():
+    assert len(CATALOGUE) >= 30
+    missing = set(GROUPS) - {"speed"} - {m.group for m in CATALOGUE}
+    assert not missing, f"no mutant for group(s) {sorted(missing)}"
+
+
+@pytest.mark.parametrize("mutant", CATALOGUE, ids=[m.name for m in CATALOGUE])
+def test_every_mutant_still_applies_to_the_reference(mutant):
+    # Fails (loudly) when a reference refactor moved a snippet a mutant replaces.
+    assert mutated_sources(mutant)
+
+
+@pytest.mark.parametrize("mutant", CATALOGUE, ids=[m.name for m in CATALOGUE])
+def test_mutant_is_killed(outcomes, mutant):
+    by_name, report = outcomes
+    o = by_name[mutant.name]
+    assert o.killed, (
+        f"mutant {mutant.name} ({mutant.group}) survived every graded test of its group: {mutant.description}"
+        + (f"\n  run problem: {o.error}" if o.error else "")
+        + "\nAdd a test that catches this bug (see mutants/catalogue.py)."
+    )
+
+
+def test_public_tests_alone_kill_most_mutants(outcomes):
+    by_name, report = outcomes
+    total, public = kill_rates(list(by_name.values()))
+    print(report)
+    assert public >= PUBLIC_KILL_RATE_MIN, f"public kill rate {public:.0%} < {PUBLIC_KILL_RATE_MIN:.0%}\n{report}"
