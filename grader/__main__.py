@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 from pathlib import Path
 
@@ -26,6 +27,23 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--quiet", action="store_true", help="print nothing but errors")
     g.add_argument("--report", type=Path, help="also write a plain JSON report (per-test durations, full outputs) here")
     g.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids to run, relative to the repository (default: tests)")
+    b = sub.add_parser("batch", help="grade every submission in a folder; grades.csv, per-student results, summary")
+    b.add_argument("submissions", type=Path, help="one sub-folder (adapters.py + student/) or .zip per student")
+    b.add_argument("--out", type=Path, default=Path("batch-results"), help="output folder (default: batch-results)")
+    b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: CPU count)")
+    b.add_argument("--force", action="store_true", help="grade again even submissions whose results are up to date")
+    b.add_argument("--config", type=Path, default=ROOT / "grading.yaml", help="grading policy passed to grade")
+    b.add_argument("--max-time", type=float, default=1800.0, help="grading time limit per submission, seconds")
+    b.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids passed to grade (default: all)")
+    b.add_argument("--quiet", action="store_true", help="print only the summary")
+
+    c = sub.add_parser("compare", help="a submission beside the reference, test by test (terminal table and HTML)")
+    c.add_argument("--submission", type=Path, required=True, help="a checkout laid out like this repository")
+    c.add_argument("--html", type=Path, help="also write a self-contained HTML page here")
+    c.add_argument("--config", type=Path, default=None, help="grading policy (default: grading.yaml)")
+    c.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids (default: all)")
+    c.add_argument("--max-time", type=float, default=3600.0, help="time limit of each of the two runs, seconds")
+
     h = sub.add_parser("handout", help="export the student repository and/or the Gradescope autograder zip")
     h.add_argument("out", type=Path, nargs="?", help="folder to write the student repository to (new or empty)")
     h.add_argument("--gradescope", type=Path, metavar="ZIP", help="also (or only) write Gradescope's autograder zip here")
@@ -48,6 +66,18 @@ def main(argv: list[str] | None = None) -> int:
                 report=args.report, tests=args.tests,
             )
         )
+    if args.command == "batch":
+        from .batch import BatchOptions, run_batch
+
+        return run_batch(
+            args.submissions,
+            BatchOptions(out=args.out, config=args.config, jobs=args.jobs, force=args.force, max_time=args.max_time,
+                         tests=args.tests, quiet=args.quiet),
+        )
+    if args.command == "compare":
+        from .compare import main as compare_main
+
+        return compare_main(args.submission, args.html, args.config, args.tests, args.max_time)
     if args.command == "handout":
         from .handout import main as handout_main
 

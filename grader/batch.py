@@ -1,0 +1,405 @@
+"""``python -m grader batch SUBMISSIONS_DIR``: grade a folder of submissions.
+
+Each entry of the folder is one student: a sub-folder laid out like this repository
+(``adapters.py`` + ``student/``) or a ``.zip`` of one (extracted safely: no absolute
+paths, ``..``, links or devices, a cap on size and file count). Every submission is
+copied into ``OUT/work/<student>`` and graded by ``python -m grader grade`` in its own
+process (so with its own isolated workers and its own ``--max-time``), several at once.
+Whatever one submission does costs only its own row.
+
+Writes ``OUT/grades.csv`` (student, total, one column per group; sorted by student),
+``OUT/results/<student>.json`` (Gradescope results), ``OUT/reports/<student>.json`` (the
+grade command's plain report) and ``OUT/summary.txt`` (also printed).
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import os
+import re
+import shutil
+import signal
+import statistics
+import stat
+import subprocess
+import sys
+import time
+import zipfile
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
+from pathlib import Path, PurePosixPath
+
+from . import ROOT
+from .config import Config, ConfigError, load_config
+from .results import failure_json, write_json
+
+MAX_BYTES = 50_000_000  # uncompressed size of one submission
+MAX_FILES = 2_000
+GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
+NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
+
+
+RUNNING: set[int] = set()  # process groups of the grade commands under way
+
+
+def _kill_group(pid: int) -> None:
+    try:
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        pass
+
+
+class Rejected(Exception):
+    """A submission that cannot be graded at all (the message says why)."""
+
+
+@dataclass
+class Submission:
+    student: str
+    source: Path  # the folder or .zip as handed in
+
+    def mtime(self) -> float:
+        if self.source.is_file():
+            return self.source.stat().st_mtime
+        times = [self.source.lstat().st_mtime]
+        for dirpath, dirnames, filenames in os.walk(self.source):
+            times += [os.lstat(os.path.join(dirpath, n)).st_mtime for n in dirnames + filenames]
+        return max(times)
+
+
+@dataclass
+class Row:
+    student: str
+    total: float = 0.0
+    groups: dict[str, float] = field(default_factory=dict)
+    seconds: float = 0.0
+    error: str | None = None  # why it could not be graded
+    skipped: bool = False  # results reused from an earlier run
+    tests: dict[str, str] = field(default_factory=dict)  # test name -> passed/failed
+
+
+def discover(folder: Path) -> tuple[list[Submission], list[str]]:
+    """Submissions in ``folder`` sorted by student name, and notes on entries ignored."""
+    subs, notes = [], []
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith("."):
+            continue
+        name = entry.stem if entry.suffix.lower() == ".zip" and entry.is_file() else entry.name
+        if entry.is_symlink():
+            notes.append(f"{entry.name}: a symbolic link, ignored")
+        elif not NAME_OK.match(name):
+            notes.append(f"{entry.name}: not a usable student name, ignored")
+        elif entry.is_dir() or (entry.is_file() and entry.suffix.lower() == ".zip"):
+            subs.append(Submission(name, entry))
+        else:
+            notes.append(f"{entry.name}: neither a folder nor a .zip, ignored")
+    names = [s.student for s in subs]
+    for dup in sorted({n for n in names if names.count(n) > 1}):
+        notes.append(f"{dup}: both a folder and a .zip; only the first ({dup}) is graded")
+    seen: set[str] = set()
+    unique = []
+    for s in subs:
+        if s.student not in seen:
+            seen.add(s.student)
+            unique.append(s)
+    return unique, notes
+
+
+def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:
+    """Extract ``archive`` into ``dest``; ``Rejected`` (nothing kept) if any member is an
+    absolute path, climbs out with ``..``, is a link or device, or the total is too big."""
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as err:
+        raise Rejected(f"not a readable zip ({err})") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > max_files:
+            raise Rejected(f"the zip has {len(infos)} entries (at most {max_files})")
+        total = 0
+        for info in infos:
+            name = info.filename.replace("\\", "/")
+            path = PurePosixPath(name)
+            if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
+                raise Rejected(f"the zip entry {info.filename!r} points outside the submission")
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip does not say (plain file)
+            if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+                raise Rejected(f"the zip entry {info.filename!r} is a link or special file")
+            total += info.file_size
+            if total > max_bytes:
+                raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
+        dest.mkdir(parents=True)
+        written = 0
+        for info in infos:
+            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                while chunk := src.read(1 << 20):  # the declared sizes may lie: count what comes out
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
+                    out.write(chunk)
+
+
+def copy_folder(src: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> list[str]:
+    """Copy regular files and folders only (links are left out, and named)."""
+    left_out, total, count = [], 0, 0
+    for dirpath, dirnames, filenames in os.walk(src):
+        rel = Path(dirpath).relative_to(src)
+        (dest / rel).mkdir(parents=True, exist_ok=True)
+        for d in list(dirnames):
+            if os.path.islink(os.path.join(dirpath, d)) or d in ("__pycache__", ".git"):
+                dirnames.remove(d)
+                if d not in ("__pycache__", ".git"):
+                    left_out.append(str(rel / d))
+        for f in filenames:
+            p = Path(dirpath) / f
+            st = os.lstat(p)
+            if not stat.S_ISREG(st.st_mode):
+                left_out.append(str(rel / f))
+                continue
+            count += 1
+            total += st.st_size
+            if total > max_bytes or count > max_files:
+                raise Rejected(f"the submission holds more than {max_bytes // 1_000_000} MB or {max_files} files")
+            shutil.copyfile(p, dest / rel / f)
+    return left_out
+
+
+def unwrap(tree: Path) -> Path:
+    """The folder holding ``adapters.py`` or ``student/``: the tree itself, or its single
+    top-level folder (zips of a folder)."""
+    if (tree / "adapters.py").exists() or (tree / "student").is_dir():
+        return tree
+    inner = [p for p in tree.iterdir() if p.is_dir() and p.name != "__MACOSX"]
+    if len(inner) == 1 and ((inner[0] / "adapters.py").exists() or (inner[0] / "student").is_dir()):
+        return inner[0]
+    return tree
+
+
+@dataclass
+class BatchOptions:
+    out: Path
+    config: Path = ROOT / "grading.yaml"
+    jobs: int = os.cpu_count() or 1
+    force: bool = False
+    max_time: float = 1800.0
+    tests: list[str] | None = None
+    quiet: bool = False
+
+
+def _group_scores(results: dict) -> dict[str, float]:
+    scores: dict[str, float] = {}
+    for t in results.get("tests", []):
+        group = (t.get("tags") or ["?"])[0]
+        scores[group] = scores.get(group, 0.0) + t.get("score", 0.0)
+    return {g: round(s, 4) for g, s in scores.items()}
+
+
+def _read(path: Path) -> dict | None:
+    try:
+        return json.loads(path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return None
+
+
+def row_from_results(student: str, results: dict, seconds: float | None = None, report: dict | None = None) -> Row:
+    """A CSV row from a Gradescope results file; the group scores come from the grade
+    command's report when there is one (exact, not a sum of rounded per-test scores)."""
+    groups = _group_scores(results)
+    if report and isinstance(report.get("groups"), dict):
+        groups = {g: round(float(v.get("score", 0.0)), 4) for g, v in report["groups"].items()}
+    row = Row(student, total=round(float(results.get("score", 0.0)), 4), groups=groups)
+    row.seconds = float(results.get("execution_time", 0.0)) if seconds is None else seconds
+    row.tests = {t["name"]: t["status"] for t in results.get("tests", [])}
+    output = results.get("output", "")
+    if not results.get("tests") and output.startswith("Grading failed"):
+        row.error = output.removeprefix("Grading failed: ")
+    return row
+
+
+def grade_one(sub: Submission, opts: BatchOptions) -> Row:
+    results_path = opts.out / "results" / f"{sub.student}.json"
+    report_path = opts.out / "reports" / f"{sub.student}.json"
+    if not opts.force and results_path.exists() and results_path.stat().st_mtime > sub.mtime():
+        results = _read(results_path)
+        if results is not None:  # else unreadable: grade again
+            row = row_from_results(sub.student, results, report=_read(report_path))
+            row.skipped = True
+            return row
+    started = time.monotonic()
+    work = opts.out / "work" / sub.student
+    if work.exists():
+        shutil.rmtree(work, ignore_errors=True)
+
+    def rejected(reason: str) -> Row:
+        write_json(results_path, failure_json(reason, time.monotonic() - started))
+        report_path.unlink(missing_ok=True)
+        return Row(sub.student, seconds=time.monotonic() - started, error=reason)
+
+    try:
+        if sub.source.is_file():
+            safe_extract(sub.source, work)
+        else:
+            copy_folder(sub.source, work)
+    except Rejected as err:
+        shutil.rmtree(work, ignore_errors=True)
+        return rejected(str(err))
+    root = unwrap(work)
+    if not (root / "adapters.py").is_file():
+        return rejected("no adapters.py in the submission")
+    if root != work:  # keep the student's name as the folder name (it seeds per-submission cases)
+        staged = work.with_name(work.name + ".unwrapped")
+        root.rename(staged)
+        shutil.rmtree(work)
+        staged.rename(work)
+        root = work
+    cmd = [
+        sys.executable, "-m", "grader", "grade", "--submission", str(root), "--results", str(results_path),
+        "--report", str(report_path), "--config", str(opts.config), "--max-time", f"{opts.max_time:g}", "--quiet",
+    ]
+    if opts.tests:
+        cmd += ["--tests", *opts.tests]
+    log = opts.out / "logs" / f"{sub.student}.log"
+    log.parent.mkdir(parents=True, exist_ok=True)
+    with open(log, "w", encoding="utf-8") as out:
+        proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        RUNNING.add(proc.pid)
+        try:
+            proc.wait(timeout=opts.max_time + GRACE)
+        except subprocess.TimeoutExpired:
+            _kill_group(proc.pid)
+            proc.wait()
+            return rejected(f"the grader did not finish within {opts.max_time + GRACE:g} s")
+        finally:
+            RUNNING.discard(proc.pid)
+            _kill_group(proc.pid)  # whatever the submission left behind in this process group
+    try:
+        results = json.loads(results_path.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return rejected(f"the grader wrote no results (exit {proc.returncode}); see {log}")
+    if results_path.stat().st_mtime < sub.mtime():  # keep "results newer than submission" true
+        os.utime(results_path)
+    return row_from_results(sub.student, results, seconds=time.monotonic() - started, report=_read(report_path))
+
+
+# ---- outputs ---------------------------------------------------------------------------
+
+
+def write_csv(path: Path, rows: list[Row], config: Config) -> None:
+    buf = io.StringIO()
+    writer = csv.writer(buf, lineterminator="\n")
+    writer.writerow(["student", "total", *[g.name for g in config.groups]])
+    for r in rows:
+        writer.writerow([r.student, f"{r.total:g}", *[f"{r.groups.get(g.name, 0.0):g}" for g in config.groups]])
+    path.write_text(buf.getvalue(), encoding="utf-8")
+
+
+def histogram(values: list[float], top: float, bins: int = 10, width: int = 40) -> list[str]:
+    top = top or max(values, default=0.0) or 1.0
+    counts = [0] * bins
+    for v in values:
+        counts[min(int(v / top * bins), bins - 1) if v > 0 else 0] += 1
+    most = max(counts) or 1
+    lines = []
+    for i, c in enumerate(counts):
+        lo, hi = top * i / bins, top * (i + 1) / bins
+        lines.append(f"  {lo:6.1f} - {hi:6.1f} {'] ' if i == bins - 1 else ') '}{'#' * round(c / most * width):<{width}} {c}")
+    return lines
+
+
+def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: int | None = None) -> str:
+    possible = config.total if config.total is not None else sum(g.points for g in config.groups)
+    graded = [r for r in rows if r.error is None]
+    lines = [f"{len(rows)} submissions: {len(graded)} graded, {len(rows) - len(graded)} could not be graded, "
+             f"{sum(r.skipped for r in rows)} reused from an earlier run"]
+    totals = [r.total for r in graded]
+    if totals:
+        lines += [
+            "",
+            f"scores (out of {possible:g}): min {min(totals):g}, median {statistics.median(totals):g}, "
+            f"mean {statistics.fmean(totals):.2f}, max {max(totals):g}",
+            *histogram(totals, possible),
+        ]
+    lines += ["", "by group (mean of graded submissions):"]
+    for g in config.groups:
+        mean = statistics.fmean([r.groups.get(g.name, 0.0) for r in graded]) if graded else 0.0
+        lines.append(f"  {g.name:<20} {mean:7.2f} / {g.points:g}")
+    names = sorted({n for r in graded for n in r.tests})
+    if names:
+        rates = sorted(((sum(r.tests.get(n) == "passed" for r in graded) / len(graded), n) for n in names))
+        shown = rates if max_pass_lines is None else rates[:max_pass_lines]
+        lines += ["", f"pass rate per test ({len(names)} tests, hardest first):"]
+        lines += [f"  {rate:6.1%}  {name}" for rate, name in shown]
+        if len(shown) < len(rates):
+            lines.append(f"  ... {len(rates) - len(shown)} more in summary.txt")
+    timed = sorted((r for r in rows if not r.skipped), key=lambda r: -r.seconds)[:5]
+    if timed:
+        lines += ["", "slowest submissions:"] + [f"  {r.seconds:7.1f} s  {r.student}" for r in timed]
+    failed = [r for r in rows if r.error is not None]
+    if failed:
+        lines += ["", "could not be graded:"] + [f"  {r.student}: {r.error}" for r in failed]
+    if notes:
+        lines += ["", "notes:"] + [f"  {n}" for n in notes]
+    return "\n".join(lines)
+
+
+def _interrupted(signum, frame):
+    raise KeyboardInterrupt
+
+
+def run_batch(folder: Path, opts: BatchOptions) -> int:
+    try:
+        config = load_config(opts.config)
+    except ConfigError as err:
+        print(f"batch: {err}", file=sys.stderr)
+        return 2
+    opts.config = Path(opts.config).resolve()
+    opts.out = Path(opts.out).resolve()
+    if not folder.is_dir():
+        print(f"batch: {folder} is not a folder", file=sys.stderr)
+        return 2
+    submissions, notes = discover(folder)
+    if not submissions:
+        print(f"batch: no submissions in {folder}", file=sys.stderr)
+        return 2
+    for sub in ("results", "reports", "work", "logs"):
+        (opts.out / sub).mkdir(parents=True, exist_ok=True)
+    jobs = max(1, min(opts.jobs, len(submissions)))
+    if not opts.quiet:
+        print(f"batch: grading {len(submissions)} submissions, {jobs} at a time", flush=True)
+
+    def one(sub: Submission) -> Row:
+        try:
+            row = grade_one(sub, opts)
+        except Exception as err:  # a harness error costs this row only
+            row = Row(sub.student, error=f"batch error: {type(err).__name__}: {err}")
+        if not opts.quiet:
+            state = "reused" if row.skipped else (f"not graded: {row.error}" if row.error else f"{row.seconds:.1f} s")
+            print(f"  {row.student}: {row.total:g} ({state})", flush=True)
+        return row
+
+    previous = signal.signal(signal.SIGTERM, _interrupted)
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    try:
+        rows = sorted(pool.map(one, submissions), key=lambda r: r.student)
+    except KeyboardInterrupt:  # stop: no grade process outlives the batch
+        pool.shutdown(wait=False, cancel_futures=True)
+        for pid in list(RUNNING):
+            _kill_group(pid)
+        print("batch: interrupted; results written so far are kept (a re-run skips them)", file=sys.stderr)
+        return 130
+    finally:
+        signal.signal(signal.SIGTERM, previous)
+    pool.shutdown()
+    write_csv(opts.out / "grades.csv", rows, config)
+    (opts.out / "summary.txt").write_text(summary(rows, config, notes) + "\n", encoding="utf-8")
+    print(summary(rows, config, notes, max_pass_lines=15))
+    print(f"\ngrades: {opts.out / 'grades.csv'}; summary: {opts.out / 'summary.txt'}")
+    return 0

@@ -1,0 +1,232 @@
+"""``python -m grader batch``: a folder of 20 submissions (correct, stubs, mutants, attacks)
+is graded in parallel, ranked correctly, and each problem costs only its own row.
+
+A small policy of our own (primitives + two tokenizer tests) keeps this quick."""
+
+from __future__ import annotations
+
+import csv
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from grader.batch import Rejected, safe_extract
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.timeout(900)  # one batch of 20 submissions, 2 at a time
+
+POLICY = """\
+version: 1
+timeout: 30
+isolation:
+  call_timeout: 2
+groups:
+  - name: primitives
+    points: 10
+    select: ["tests/*/test_primitives*.py::*"]
+  - name: tokenizer
+    points: 10
+    select: ["tests/*/test_tokenizer*.py::*"]
+"""
+TESTS = [
+    "tests/public/test_primitives.py::test_pair_counts_count_every_adjacent_pair",
+    "tests/public/test_primitives.py::test_merge_replaces_left_to_right_without_overlap",
+    "tests/public/test_primitives.py::test_merge_takes_overlapping_occurrences_from_the_left",
+    "tests/public/test_primitives.py::test_pair_counts_keep_the_order_inside_a_pair",
+    "tests/public/test_primitives.py::test_merge_of_each_bpe_step_on_aaabdaaabac",
+    "tests/public/test_tokenizer.py::test_merges_apply_by_rank_hand_worked",
+    "tests/public/test_tokenizer.py::test_decode_of_invalid_utf8_uses_replacement_character",
+]
+
+
+def checkout(dest: Path, code: str = "reference") -> Path:
+    """adapters.py + student/ holding the reference solution or the stubs."""
+    dest.mkdir(parents=True)
+    shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")
+    shutil.copytree(ROOT / code, dest / "student", ignore=shutil.ignore_patterns("__pycache__"))
+    return dest
+
+
+def mutate(dest: Path, module: str, old: str, new: str) -> Path:
+    path = dest / "student" / module
+    text = path.read_text(encoding="utf-8")
+    assert old in text, f"{module} no longer contains {old!r}: update this mutant"
+    path.write_text(text.replace(old, new, 1), encoding="utf-8")
+    return dest
+
+
+def zip_folder(folder: Path, archive: Path, prefix: str = "") -> None:
+    with zipfile.ZipFile(archive, "w") as zf:
+        for p in sorted(folder.rglob("*")):
+            if p.is_file():
+                zf.write(p, prefix + p.relative_to(folder).as_posix())
+    shutil.rmtree(folder)
+
+
+def make_submissions(folder: Path) -> dict[str, str]:
+    """20 submissions; returns student -> what it is (for messages)."""
+    kinds: dict[str, str] = {}
+
+    def sub(name: str, kind: str, code: str = "reference") -> Path:
+        kinds[name] = kind
+        return checkout(folder / name, code)
+
+    sub("alice_reference", "correct")
+    sub("zoe_reference_too", "correct")
+    zip_folder(sub("carol_zipped_reference", "correct, zipped in a folder"), folder / "carol_zipped_reference.zip",
+               prefix="bpe-assignment-main/")
+    sub("bob_stubs", "stubs", code="student")
+    # mutants: the reference with one function broken
+    mutate(sub("m1_merge_overlapping", "mutant"), "primitives.py", "i += 2", "i += 1")
+    mutate(sub("m2_pairs_skip_last", "mutant"), "primitives.py", "zip(ids, ids[1:])", "zip(ids[:-1], ids[1:-1])")
+    mutate(sub("m3_decode_strict", "mutant"), "tokenizer.py", 'errors="replace"', 'errors="strict"')
+    mutate(sub("m4_merge_new_id_off_by_one", "mutant"), "primitives.py", "out.append(new_id)", "out.append(new_id + 1)")
+    mutate(sub("m5_pairs_reversed", "mutant"), "primitives.py", "zip(ids, ids[1:])", "zip(ids[1:], ids)")
+    partial = sub("m6_only_primitives", "partial", code="student")
+    shutil.copyfile(ROOT / "reference" / "primitives.py", partial / "student" / "primitives.py")
+    # attacks
+    mutate(sub("x1_exit_at_import", "attack"), "__init__.py", '"""', 'import sys; sys.exit(3)\n"""')
+    mutate(sub("x2_encode_hangs", "attack, partial"), "tokenizer.py", '"""Text -> ids; special tokens are encoded whole, never split or merged."""',
+           '"""Text -> ids."""\n        while True:\n            pass')
+    mutate(sub("x3_syntax_error", "attack"), "primitives.py", "def merge(", "def merge(:")
+    (sub("x4_no_adapters", "attack") / "adapters.py").unlink()
+    mutate(sub("x5_os_exit_in_merge", "attack, partial"), "primitives.py", "first, second = pair", "import os; os._exit(0)")
+    mutate(sub("x6_kills_its_parent", "attack, partial"), "primitives.py", "first, second = pair",
+           "import os, signal; os.kill(os.getppid(), signal.SIGKILL)")
+    kinds["x7_zip_slip"] = "attack"
+    with zipfile.ZipFile(folder / "x7_zip_slip.zip", "w") as zf:
+        zf.writestr("adapters.py", "")
+        zf.writestr("../escaped.py", "print('escaped')\n")
+    kinds["x8_zip_symlink"] = "attack"
+    with zipfile.ZipFile(folder / "x8_zip_symlink.zip", "w") as zf:
+        zf.writestr("adapters.py", "")
+        link = zipfile.ZipInfo("student")
+        link.external_attr = (0o120777) << 16
+        zf.writestr(link, "/etc")
+    kinds["x9_zip_bomb"] = "attack"
+    with zipfile.ZipFile(folder / "x9_zip_bomb.zip", "w", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("adapters.py", "")
+        zf.writestr("student/big.bin", b"\0" * 60_000_000)
+    kinds["x10_not_a_zip"] = "attack"
+    (folder / "x10_not_a_zip.zip").write_bytes(b"PK\x03\x04 this is not really a zip")
+    assert len(kinds) == 20
+    return kinds
+
+
+def run_batch(folder: Path, out: Path, policy: Path, *extra: str) -> subprocess.CompletedProcess:
+    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    return subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", "2", "--config", str(policy),
+         "--max-time", "120", "--tests", *TESTS, *extra],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL,
+    )
+
+
+@pytest.fixture(scope="module")
+def batch(tmp_path_factory):
+    base = tmp_path_factory.mktemp("batch")
+    folder = base / "submissions"
+    folder.mkdir()
+    kinds = make_submissions(folder)
+    policy = base / "policy.yaml"
+    policy.write_text(POLICY)
+    started = time.monotonic()
+    proc = run_batch(folder, base / "out", policy)
+    return {"proc": proc, "out": base / "out", "kinds": kinds, "folder": folder, "policy": policy,
+            "seconds": time.monotonic() - started}
+
+
+def read_csv(out: Path) -> list[dict]:
+    with open(out / "grades.csv", newline="", encoding="utf-8") as f:
+        return list(csv.DictReader(f))
+
+
+def test_batch_completes_with_one_row_per_submission_sorted(batch):
+    proc = batch["proc"]
+    assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
+    rows = read_csv(batch["out"])
+    assert [r["student"] for r in rows] == sorted(batch["kinds"])
+    assert list(rows[0]) == ["student", "total", "primitives", "tokenizer"]
+    assert not (batch["folder"].parent / "escaped.py").exists() and not (batch["out"] / "work" / "escaped.py").exists()
+
+
+def test_batch_ranks_correct_first_stubs_zero_and_mutants_between(batch):
+    totals = {r["student"]: float(r["total"]) for r in read_csv(batch["out"])}
+    summary = (batch["out"] / "summary.txt").read_text()
+    summary = summary[summary.find("slowest submissions"):]
+    kinds = batch["kinds"]
+    best = max(totals.values())
+    assert best == pytest.approx(20.0)
+    for student, kind in kinds.items():
+        if kind.startswith("correct"):
+            assert totals[student] == best, f"{student} ({kind}): {totals[student]}\n{summary}"
+        elif kind in ("mutant", "partial"):
+            assert 0 < totals[student] < best, f"{student} ({kind}) should score between 0 and {best}: {totals[student]}\n{summary}"
+        elif kind == "attack, partial":  # breaks one function: the others still score, the broken one not
+            assert totals[student] < best, f"{student} ({kind}): {totals[student]}\n{summary}"
+        else:
+            assert totals[student] == 0, f"{student} ({kind}) should score 0: {totals[student]}\n{summary}"
+
+
+def test_csv_totals_equal_the_per_student_results_files(batch):
+    for row in read_csv(batch["out"]):
+        results = json.loads((batch["out"] / "results" / f"{row['student']}.json").read_text())
+        assert float(row["total"]) == pytest.approx(results["score"], abs=1e-3), row["student"]
+        for group in ("primitives", "tokenizer"):
+            score = sum(t["score"] for t in results["tests"] if t["tags"][0] == group)
+            assert float(row[group]) == pytest.approx(score, abs=0.01), (row["student"], group)  # per-test scores are rounded
+        assert float(row["total"]) == pytest.approx(float(row["primitives"]) + float(row["tokenizer"]), abs=1e-3)
+
+
+def test_summary_reports_distribution_pass_rates_slowest_and_failures(batch):
+    text = (batch["out"] / "summary.txt").read_text()
+    assert "median" in text and "mean" in text and "#" in text
+    assert "pass rate per test" in text and "test_merge_takes_overlapping_occurrences_from_the_left" in text
+    assert "slowest submissions:" in text
+    failures = text.split("could not be graded:")[1]
+    for student in ("x4_no_adapters", "x7_zip_slip", "x8_zip_symlink", "x9_zip_bomb", "x10_not_a_zip"):
+        assert student in failures, f"{student} should be listed as not graded"
+    assert "outside the submission" in failures and "link" in failures and "MB" in failures
+    assert "summary.txt" in batch["proc"].stdout
+
+
+def test_rerun_skips_up_to_date_results_unless_forced(batch, tmp_path):
+    out, folder = tmp_path / "out", tmp_path / "submissions"  # copies (mtimes kept): the other tests keep theirs
+    shutil.copytree(batch["out"], out, symlinks=True)
+    shutil.copytree(batch["folder"], folder, symlinks=True)
+    before = {p.name: p.stat().st_mtime for p in (out / "results").glob("*.json")}
+    csv_before = (out / "grades.csv").read_text()
+    # one submission changes: only it is graded again
+    changed = folder / "bob_stubs" / "student" / "primitives.py"
+    shutil.copyfile(ROOT / "reference" / "primitives.py", changed)
+    proc = run_batch(folder, out, batch["policy"])
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    after = {p.name: p.stat().st_mtime for p in (out / "results").glob("*.json")}
+    regraded = sorted(n for n in before if after[n] != before[n])
+    assert regraded == ["bob_stubs.json"]
+    assert "19 reused" in proc.stdout
+    rows = {r["student"]: r for r in read_csv(out)}
+    assert float(rows["bob_stubs"]["primitives"]) == pytest.approx(10.0)
+    assert csv_before != (out / "grades.csv").read_text()
+
+
+def test_safe_extract_rejects_escapes_links_and_oversize(tmp_path):
+    cases = {
+        "abs.zip": [("/etc/evil", b"x")],
+        "dots.zip": [("a/../../evil", b"x")],
+        "big.zip": [("big", b"\0" * 2000)],
+    }
+    for name, members in cases.items():
+        with zipfile.ZipFile(tmp_path / name, "w") as zf:
+            for member, data in members:
+                zf.writestr(member, data)
+        with pytest.raises(Rejected):
+            safe_extract(tmp_path / name, tmp_path / f"out_{name}", max_bytes=1000)
+        assert not (tmp_path / f"out_{name}").exists()
