@@ -98,17 +98,56 @@ def _not_implemented_line(excinfo: pytest.ExceptionInfo) -> str:
     return f"not implemented: {getattr(code, 'co_qualname', code.co_name)}"
 
 
+def _known_bug_diagnosis():
+    """``mutants.diagnose.diagnose`` where the course staff's mutants/ is present, else None."""
+    global _DIAGNOSE
+    if _DIAGNOSE is False:
+        try:  # not in the student handout: the feature is then silently off
+            from mutants.diagnose import diagnose, enabled
+
+            _DIAGNOSE = diagnose if enabled() else None
+        except Exception:
+            _DIAGNOSE = None
+    return _DIAGNOSE
+
+
+_DIAGNOSE = False
+
+
+@pytest.hookimpl(hookwrapper=True)
+def pytest_runtest_call(item: pytest.Item):
+    # Record the submission's calls during the test, for "this matches a known bug".
+    impl_mod.RECORDING = [] if _known_bug_diagnosis() is not None else None
+    yield
+
+
+def _add_known_bug(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
+    records, impl_mod.RECORDING = impl_mod.RECORDING, None
+    if call.when != "call" or not records or call.excinfo.errisinstance(NotImplementedError):
+        return
+    line = _known_bug_diagnosis()(item.nodeid, {m.name for m in item.iter_markers()}, records)
+    if line is None:
+        return
+    if isinstance(report.longrepr, str):
+        report.longrepr = f"{report.longrepr}\n{line}"
+    elif hasattr(report.longrepr, "addsection"):
+        report.longrepr.addsection("known bug", line)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
     if not report.failed or call.excinfo is None:
+        if call.when == "call":
+            impl_mod.RECORDING = None
         return
     excinfo = call.excinfo
     if excinfo.errisinstance(NotImplementedError):
         report.longrepr = _not_implemented_line(excinfo)
     elif excinfo.errisinstance((impl_mod.BrokenImplementation, WrongResult)):
         report.longrepr = str(excinfo.value)
+    _add_known_bug(item, call, report)
     if "seed" in getattr(item, "fixturenames", ()):
         seed = item.config.getoption("seed")
         report.sections.append(("reproduce", f"randomized with seed {seed}: pytest '{item.nodeid}' --seed {seed}"))

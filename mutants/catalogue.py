@@ -558,6 +558,13 @@ def split_on_special_tokens(text, special_tokens):
         "byte -> printable-character table.",
         (Replace("gpt2_files.py", 'return "".join(table[b] for b in token)', 'return token.decode("utf-8", errors="replace")'),),
     ),
+    tokenizer(
+        "encode_quadratic_list_concat",
+        "encode builds its list of ids with out = out + ids, which copies the whole list for "
+        "every pre-token: quadratic, far too slow on long texts.",
+        ("            out.extend(ids)\n", "            out[:] = out + ids\n"),
+        group="speed",
+    ),
     # ---- part 5: encode_iterable ---------------------------------------------------------------
     tokenizer(
         "encode_iterable_joins_everything",

@@ -27,6 +27,7 @@ from .catalogue import CATALOGUE, CONTROLS, Mutant, by_name
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT = 300  # seconds per pytest subprocess (a hung mutant is a bug in the catalogue)
 TEST_TIMEOUT = 60  # per test: pytest-timeout's limit inside each run
+SPEED_TEST_TIMEOUT = 45  # speed mutants are killed by the time limit or, if slower still, by this
 
 
 @dataclass
@@ -75,7 +76,8 @@ def run_pytest(submission: Path, files: list[str], marker_expr: str, extra: tupl
     env.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken_cache"))
     cmd = [
         sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:randomly", "--no-header",
-        "--submission", str(submission), "--timeout", str(TEST_TIMEOUT), *extra,
+        "--submission", str(submission), "--timeout", str(SPEED_TEST_TIMEOUT if marker_expr == "speed" else TEST_TIMEOUT),
+        *extra,
     ]
     if marker_expr:
         cmd += ["-m", marker_expr]

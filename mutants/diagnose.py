@@ -1,0 +1,150 @@
+"""Feedback that names the bug: does a failing submission behave exactly like a known mutant?
+
+``grader.impl`` records the submission's calls during each test (adapter or handle method,
+arguments, outcome). When a test fails, :func:`diagnose` replays the last few recorded calls
+on the reference and on each catalogued mutant of the test's part (built once per session,
+each under its own package name, loaded in this process). If every call where the
+submission disagrees with the reference gives the submission's exact outcome on a mutant,
+the failure gets one more line: ``this matches a known bug: <description>``.
+
+Cheap by construction: at most ``MAX_CALLS`` calls, inputs above ``MAX_INPUT`` skipped, and
+a time budget per failure and per session. Any problem turns the feature off silently.
+Off when ``BPE_DIAGNOSIS=0`` (the meta-test sets it) and in the student handout (no
+``mutants/``, no ``reference/``).
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from .build import ROOT, build
+from .catalogue import CATALOGUE, Mutant
+
+MAX_CALLS = 6  # the last calls of the failing test that are replayed
+MAX_INPUT = 300_000  # skip calls whose arguments are bigger (characters / items)
+TEST_BUDGET = 20.0  # seconds of replay per failing test
+SESSION_BUDGET = 90.0  # seconds of replay per pytest session
+PREFIX = "this matches a known bug: "
+
+
+def enabled() -> bool:
+    return os.environ.get("BPE_DIAGNOSIS", "1") != "0" and (ROOT / "reference").is_dir()
+
+
+def _size(value: Any, depth: int = 0) -> int:
+    if isinstance(value, (str, bytes, list, tuple, dict)):
+        if depth > 1 or isinstance(value, (str, bytes)):
+            return len(value)
+        items = value.items() if isinstance(value, dict) else value
+        return len(value) + sum(_size(v, depth + 1) for v in items) if len(value) < 1000 else len(value)
+    return 1 if isinstance(value, (int, float, bool, type(None), os.PathLike)) else MAX_INPUT + 1  # iterators: no
+
+
+def _replayable(call: tuple) -> bool:
+    if call[0] == "call":
+        return _size(call[2]) <= MAX_INPUT
+    _, recipe, name, args = call
+    if name == "encode_iterable":
+        return False
+    return _size(args) <= MAX_INPUT and _size(recipe[1]) <= 10 * MAX_INPUT
+
+
+def _same(a: Any, b: Any) -> bool:
+    if isinstance(a, BaseException) or isinstance(b, BaseException):
+        return isinstance(a, BaseException) and isinstance(b, BaseException) and type(a).__name__ == type(b).__name__
+    return type(a) is type(b) and a == b
+
+
+class Replayer:
+    """Backends of the reference and of the mutants, with their tokenizer objects cached."""
+
+    def __init__(self) -> None:
+        from grader.impl import LocalBackend
+
+        self._local = LocalBackend
+        self.dir: Path | None = None
+        self.backends: dict[str, Any] = {"reference": LocalBackend("reference")}
+        self.handles: dict[tuple[str, int], int] = {}
+        self.spent = 0.0
+        self._config = None
+
+    def backend(self, mutant: Mutant | None):
+        name = "reference" if mutant is None else mutant.name
+        if name not in self.backends:
+            if self.dir is None:
+                self.dir = Path(tempfile.mkdtemp(prefix="bpe-diagnosis-"))
+                atexit.register(shutil.rmtree, self.dir, True)
+            package = f"bpe_mutant_{mutant.name}"
+            build(mutant, self.dir / mutant.name, package=package)
+            self.backends[name] = self._local(package, self.dir / mutant.name)
+        return self.backends[name]
+
+    def run(self, mutant: Mutant | None, call: tuple) -> Any:
+        backend = self.backend(mutant)
+        try:
+            if call[0] == "call":
+                return backend.call(call[1], call[2], False)
+            _, recipe, name, args = call
+            key = (mutant.name if mutant else "reference", id(recipe))
+            if key not in self.handles:
+                self.handles[key] = backend.call(recipe[0], recipe[1], True)
+            return backend.method(self.handles[key], name, args)
+        except Exception as err:  # the outcome of a call may be an exception
+            return err
+
+    def group_of(self, nodeid: str, markers: set[str]) -> str | None:
+        if self._config is None:
+            from grader.config import load_config
+
+            self._config = load_config(ROOT / "grading.yaml")
+        group = self._config.group_of(nodeid, markers)
+        return group.name if group else None
+
+    def diagnose(self, nodeid: str, markers: set[str], records: list) -> Mutant | None:
+        if self.spent > SESSION_BUDGET or not records:
+            return None
+        start = time.monotonic()
+        try:
+            group = self.group_of(nodeid, markers)
+            candidates = [m for m in CATALOGUE if m.group == group]
+            if not candidates:
+                return None
+            recent = [r for r in records[-MAX_CALLS:] if _replayable(r[0])]
+            wrong = [(call, got) for call, got in recent if not _same(got, self.run(None, call))]
+            if not wrong:
+                return None
+            # Mutants named after the wrong call (decode_*, merge_*) first: each mutant tried
+            # may have to build a GPT-2-sized tokenizer, and the budget is per failure.
+            names = {(c[2] if c[0] == "method" else c[1].removeprefix("run_")) for c, _ in wrong}
+            candidates.sort(key=lambda m: not any(n in m.name for n in names))
+            for mutant in candidates:
+                if time.monotonic() - start > TEST_BUDGET:
+                    return None
+                if all(_same(got, self.run(mutant, call)) for call, got in wrong):
+                    return mutant
+            return None
+        finally:
+            self.spent += time.monotonic() - start
+
+
+_replayer: Replayer | None = None
+
+
+def diagnose(nodeid: str, markers: set[str], records: list | None) -> str | None:
+    """The diagnosis line for a failed test, or ``None``."""
+    global _replayer
+    if not records or not enabled():
+        return None
+    try:
+        if _replayer is None:
+            _replayer = Replayer()
+        mutant = _replayer.diagnose(nodeid, markers, records)
+    except Exception:  # never let the diagnosis break a report
+        return None
+    return PREFIX + mutant.description if mutant else None
