@@ -45,7 +45,6 @@ import sys
 import tempfile
 import threading
 import time
-import weakref
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
@@ -53,6 +52,7 @@ from typing import Any
 
 from . import values as V
 from .impl import ROOT, BrokenImplementation
+from .worker import fast_dumps, plain_copy
 
 GRADER_DIR = Path(__file__).resolve().parent
 HARNESS_FILES = ("values.py", "probes.py", "worker.py")
@@ -60,6 +60,9 @@ UID_BASE = 1_900_000_000  # dedicated worker user ids: UID_BASE + (pid * 64 + n)
 CHUNK_CHARS = 1 << 16  # characters of encode_iterable input per message
 MAX_MESSAGE = 512 << 20  # a reply longer than this is a protocol violation
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
+REF_MIN = 2000  # lists/dicts at least this long are sent once per worker and then referenced
+REF_SLOTS = 32  # at most this many of them are kept by a worker
+ARG_CACHE = 16  # serialized large arguments kept here, by object identity
 
 # which positional arguments are file paths: "in" (copied into the sandbox) or "out"
 # (a sandbox path, copied back after the call)
@@ -92,6 +95,29 @@ class IsolationLimits:
         if unknown:
             raise ValueError(f"unknown isolation limit(s): {', '.join(unknown)}")
         return cls(**{k: (float if k in ("call_timeout", "term_grace", "startup_timeout") else int)(v) for k, v in data.items()})
+
+
+def limits_for(config: Any) -> IsolationLimits:
+    """Limits of a pytest session: defaults, then grading.yaml's ``isolation`` (set by the
+    grading plugin as ``config._bpe_isolation``), then ``--isolate-timeout``."""
+    data: dict[str, Any] = {}
+    policy = getattr(config, "_bpe_isolation", None)
+    if policy is not None:
+        known = {f.name for f in fields(IsolationLimits)}
+        items = asdict(policy) if hasattr(policy, "__dataclass_fields__") else dict(policy)
+        data.update({k: v for k, v in items.items() if k in known and v is not None})
+    timeout = config.getoption("isolate_timeout", None)
+    if timeout is not None:
+        data["call_timeout"] = timeout
+    return IsolationLimits.from_mapping(data)
+
+
+def backend_for(config: Any, which: str) -> "WorkerBackend":
+    """The worker backend of ``which`` ("submission" or "reference") for a pytest session."""
+    limits = limits_for(config)
+    if which == "reference":
+        return WorkerBackend("reference", None, limits, label="reference")
+    return WorkerBackend(config.getoption("impl"), config.getoption("submission"), limits)
 
 
 class WorkerFailure(AssertionError):
@@ -161,7 +187,7 @@ def _status_kb(pid: int, field: str) -> int | None:
     return None
 
 
-_LIVE: "weakref.WeakSet[WorkerBackend]" = weakref.WeakSet()
+_LIVE: "set[WorkerBackend]" = set()  # strong references: every worker is stopped at exit
 
 
 @atexit.register
@@ -256,6 +282,7 @@ class _Process:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
         self.pid = self.proc.pid
+        self.sent_keys: set[int] = set()  # cached arguments this worker already holds
         try:
             self.pidfd = os.pidfd_open(self.pid)
         except (AttributeError, OSError):
@@ -263,7 +290,8 @@ class _Process:
         self.drain = threading.Thread(target=self._drain, args=(out_r,), daemon=True)
         self.drain.start()
         try:
-            hello = self.recv(0, self.limits.startup_timeout, "starting")
+            wait = min(self.limits.startup_timeout, self.limits.call_timeout + 10)
+            hello = self.recv(0, wait, "starting (importing adapters.py)")
             if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
                 raise self.violation(f"did not start properly ({hello!r:.200})")
         except BaseException:
@@ -299,11 +327,16 @@ class _Process:
 
     # -- messages --
 
-    def send(self, message: list) -> None:
+    def send(self, message: list, refs: list[str] | None = None) -> None:
+        """Send ``message``; ``refs`` (JSON fragments of cached arguments) are appended to it
+        as one more list item."""
         try:
-            data = (V.wire_dumps(message) + "\n").encode("utf-8")
+            text = fast_dumps(message)
         except (TypeError, ValueError) as err:
             raise TypeError(f"argument cannot be sent to the worker: {err}") from None
+        if refs is not None:
+            text = text[:-1] + ",[" + ",".join(refs) + "]]"
+        data = (text + "\n").encode("utf-8")
         view = memoryview(data)
         while view:
             _, writable, _ = select.select([], [self.req_w], [], 1.0)
@@ -486,6 +519,10 @@ class WorkerBackend:
         self._stream: _Stream | None = None
         self._mark = 0
         self._lock = threading.RLock()
+        self._arg_cache: dict[int, tuple] = {}
+        self._start_failures = 0
+        self._start_failure: str | None = None
+        self._ref_counter = 0
         _LIVE.add(self)
 
     # -- paths the worker must not see --
@@ -507,11 +544,22 @@ class WorkerBackend:
     # -- the worker's life --
 
     def _worker(self) -> _Process:
+        __tracebackhide__ = True
         if self._proc is None or not self._proc.alive():
             if self._proc is not None:
                 self._retire()
+            if self._start_failure is not None and self._start_failures >= 2:
+                raise BrokenImplementation(self._start_failure)
             self._generation += 1
-            self._proc = _Process(self, self._generation)
+            try:
+                self._proc = _Process(self, self._generation)
+            except WorkerFailure as err:
+                # dying or hanging while importing adapters.py happens again on every start:
+                # after the second time the submission counts as broken, without more restarts
+                self._start_failures += 1
+                self._start_failure = f"adapters.py could not be imported: {err}"
+                raise BrokenImplementation(self._start_failure) from None
+            self._start_failures = 0
             self._mark = 0
         return self._proc
 
@@ -529,9 +577,11 @@ class WorkerBackend:
         self._proc = None
 
     def close(self) -> None:
+        """Stop the worker and every process it left behind; remove its sandbox."""
         with self._lock:
             if self._proc is not None:
                 self._retire()
+            _LIVE.discard(self)
 
     @property
     def sandbox_info(self) -> dict:
@@ -544,7 +594,8 @@ class WorkerBackend:
 
     # -- requests --
 
-    def _request(self, message: list, doing: str) -> Any:
+    def _request(self, message: list, doing: str, args: list | None = None) -> Any:
+        """Send ``message`` (with ``args`` and their cache references appended) and wait."""
         __tracebackhide__ = True
         with self._lock:
             self._abort_stream()
@@ -552,8 +603,12 @@ class WorkerBackend:
             self._rid += 1
             rid = self._rid
             mark = len(proc.output)
+            refs = None
+            if args is not None:
+                args, refs = self._split_args(args, proc)
+                message = [*message[:-1], args, message[-1]] if message[0] == "call" else [*message, args]
             try:
-                proc.send([message[0], rid, *message[1:]])
+                proc.send([message[0], rid, *message[1:]], refs)
                 reply = proc.recv(rid, self.limits.call_timeout, doing)
             except WorkerFailure as err:
                 raise type(err)(self._with_output(str(err), proc, mark)) from None
@@ -604,6 +659,33 @@ class WorkerBackend:
         if out.strip():
             err.add_note(f"your code printed:\n{out}")
         return err
+
+    def _split_args(self, args: list, proc: _Process) -> tuple[list, list[str]]:
+        """Large list/dict arguments (GPT-2's vocabulary and merges, long texts' ids) are
+        serialized once and kept by the worker; later calls send a reference. A cached
+        serialization is reused only while the object is still equal to a snapshot of it."""
+        args, refs = list(args), []
+        for i, value in enumerate(args):
+            if type(value) not in (list, dict) or len(value) < REF_MIN:
+                continue
+            entry = self._arg_cache.get(id(value))
+            if entry is None or entry[0] is not value or type(entry[1]) is not type(value) or entry[1] != value:
+                self._ref_counter += 1
+                entry = (value, plain_copy(value), self._ref_counter, fast_dumps(value))
+                self._arg_cache.pop(id(value), None)
+                self._arg_cache[id(value)] = entry
+                while len(self._arg_cache) > ARG_CACHE:
+                    self._arg_cache.pop(next(iter(self._arg_cache)))
+            _, _, key, text = entry
+            if key in proc.sent_keys:
+                refs.append(f"[{i},{key},null]")
+            elif len(proc.sent_keys) < REF_SLOTS:
+                proc.sent_keys.add(key)
+                refs.append(f"[{i},{key},{text}]")
+            else:
+                continue
+            args[i] = None
+        return args, refs
 
     def _resolve(self, handle: int) -> int:
         __tracebackhide__ = True
@@ -677,7 +759,7 @@ class WorkerBackend:
             proc = self._worker()
             wire_args, copy_back = self._rewrite_paths(adapter, args, proc, self._rid + 1)
             try:
-                value = self._request(["call", adapter, wire_args, returns_handle], f"running adapters.{adapter}(...)")
+                value = self._request(["call", adapter, returns_handle], f"running adapters.{adapter}(...)", wire_args)
                 if copy_back and self._proc is proc:
                     self._copy_back(copy_back, proc)
             finally:
@@ -696,7 +778,7 @@ class WorkerBackend:
         with self._lock:
             self._abort_stream()
             theirs = self._resolve(handle)
-            return self._request(["method", theirs, name, list(args)], f"running {name}(...)")
+            return self._request(["method", theirs, name], f"running {name}(...)", list(args))
 
     def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
         """Run a :mod:`grader.probes` function in the worker. The worker's own numbers cannot

@@ -47,17 +47,9 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 def pytest_configure(config: pytest.Config) -> None:
     config.addinivalue_line("markers", "speed: compares running time with the reference")
     if config.getoption("isolate", False):
-        from .isolation import IsolationLimits, WorkerBackend
+        from .isolation import backend_for  # WorkerBackend with limits from grading.yaml / options
 
-        limits = IsolationLimits()
-        if config.getoption("isolate_timeout") is not None:
-            limits = IsolationLimits.from_mapping({"call_timeout": config.getoption("isolate_timeout")})
-        submission = config.getoption("submission")
-        config._bpe_backend_factory = lambda which: (
-            WorkerBackend("reference", None, limits, label="reference")
-            if which == "reference"
-            else WorkerBackend(config.getoption("impl"), submission, limits)
-        )
+        config._bpe_backend_factory = lambda which: backend_for(config, which)
     try:
         from hypothesis import HealthCheck, Phase, settings
 

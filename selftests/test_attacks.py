@@ -1,0 +1,193 @@
+"""Malicious submissions (selftests/attacks/<name>/) graded with ``python -m grader grade``.
+
+Each attack starts from the reference solution (copied into the attack's ``student/``) and
+overrides one or two adapters. For every attack: grading finishes in bounded time, exits 0
+and writes a genuine results file, no group scores more than the honest code behind it would,
+and the groups the attack does not touch keep full marks. All attacks are graded at once (a
+few in parallel) on a small selection of tests, so the whole suite stays fast.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader.impl import ROOT
+
+ATTACKS = Path(__file__).resolve().parent / "attacks"
+TESTS = [
+    "tests/public/test_primitives.py::test_pair_counts_count_every_adjacent_pair",
+    "tests/public/test_primitives.py::test_pair_counts_keep_the_order_inside_a_pair",
+    "tests/public/test_primitives.py::test_pair_counts_do_not_modify_their_input",
+    "tests/public/test_primitives.py::test_merge_replaces_left_to_right_without_overlap",
+    "tests/public/test_primitives.py::test_merge_takes_overlapping_occurrences_from_the_left",
+    "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte",
+    "tests/public/test_primitives.py::test_primitives_compose_into_bpe_on_aaabdaaabac",
+    "tests/public/test_warmup.py::test_byte_ids_are_utf8_bytes",
+    "tests/public/test_warmup.py::test_byte_round_trip",
+    "tests/public/test_warmup.py::test_byte_round_trip_on_fixture_files",
+]
+CONFIG = """\
+version: 1
+total: 30
+timeout: 60
+isolation:
+  call_timeout: 3
+  memory_mb: 1024
+  cpu_seconds: 120
+  max_processes: 32
+  output_bytes: 100000
+groups:
+  - name: byte
+    title: byte tokenizer
+    points: 10
+    select: ["tests/public/test_warmup.py::test_byte*"]
+  - name: merge
+    title: merge
+    points: 10
+    select: ["tests/public/test_primitives.py::test_merge*", "tests/public/test_primitives.py::test_primitives*"]
+  - name: pairs
+    title: pair counts
+    points: 10
+    select: ["tests/public/test_primitives.py::test_pair*"]
+"""
+GRADE_LIMIT = 150.0  # seconds per attack, under load
+
+FULL, ZERO, BELOW, CONTROL, ANY = "full", "zero", "below full", "at most the control", "at most full"
+_untouched = {"byte": FULL, "pairs": FULL}
+EXPECT: dict[str, dict[str, str]] = {
+    "control_wrong_merge": {"merge": BELOW, **_untouched},
+    "exit_at_import": {"merge": ZERO, "pairs": ZERO, "byte": ZERO},
+    "os_exit_at_import": {"merge": ZERO, "pairs": ZERO, "byte": ZERO},
+    "exit_in_encode": {"byte": ZERO, "merge": FULL, "pairs": FULL},
+    "os_exit_in_encode": {"byte": ZERO, "merge": FULL, "pairs": FULL},
+    "raise_exit_and_interrupt": {"merge": ZERO, **_untouched},
+    "infinite_loop": {"merge": BELOW, **_untouched},
+    "ignore_sigterm": {"merge": BELOW, **_untouched},
+    "catch_base_exception": {"merge": BELOW, **_untouched},
+    # the patches also break the worker's own copy of the harness (its to_plain returns None),
+    # so what runs after them in that worker fails too: the submission only hurts itself
+    "patch_harness": {"merge": CONTROL, "pairs": ANY, "byte": ANY},
+    "forge_results": {"merge": CONTROL, **_untouched},
+    "read_hidden": {"merge": CONTROL, **_untouched},
+    "lying_values": {"merge": ZERO, "pairs": ZERO, "byte": FULL},
+    "print_100mb": {"merge": FULL, **_untouched},
+    "memory_hog": {"merge": BELOW, **_untouched},
+    "fork_bomb": {"merge": FULL, **_untouched},
+    "segfault": {"merge": BELOW, **_untouched},
+    "tamper_fixtures": {"merge": FULL, **_untouched},
+    "leave_child": {"merge": FULL, **_untouched},
+}
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="the isolation selftests need Linux"),
+    pytest.mark.timeout(900),  # the first test waits for every attack to be graded
+]
+
+
+def fixtures_digest() -> str:
+    h = hashlib.sha256()
+    for path in sorted((ROOT / "fixtures").rglob("*")):
+        if path.is_file():
+            h.update(str(path).encode() + b"\0" + path.read_bytes())
+    return h.hexdigest()
+
+
+def build(name: str, base: Path) -> Path:
+    """The attack's submission: reference/ as student/, the honest adapters beside it, then the attack."""
+    sub = base / name / "submission"
+    shutil.copytree(ROOT / "reference", sub / "student", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copyfile(ROOT / "adapters.py", sub / "student" / "base_adapters.py")
+    for path in (ATTACKS / name).rglob("*"):
+        if path.is_file() and "__pycache__" not in path.parts:
+            target = sub / path.relative_to(ATTACKS / name)
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copyfile(path, target)
+    return sub
+
+
+def grade(name: str, base: Path) -> dict:
+    sub = build(name, base)
+    results = base / name / "results" / "results.json"
+    config = base / "grading.yaml"
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "BPE_"))}
+    start = time.monotonic()
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
+         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--tests", *TESTS],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=GRADE_LIMIT + 60,
+    )
+    seconds = time.monotonic() - start
+    data = json.loads(results.read_text()) if results.is_file() else None
+    groups: dict[str, list[float]] = {}
+    for test in (data or {}).get("tests", []):
+        for tag in test.get("tags", []):
+            got, most = groups.setdefault(tag, [0.0, 0.0])
+            groups[tag] = [got + test["score"], most + test["max_score"]]
+    return {"rc": proc.returncode, "seconds": seconds, "results": data, "groups": groups,
+            "stderr": proc.stderr[-3000:], "stdout": proc.stdout[-3000:]}
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory):
+    base = tmp_path_factory.mktemp("attacks")
+    (base / "grading.yaml").write_text(CONFIG)
+    before = fixtures_digest()
+    with ThreadPoolExecutor(max_workers=4) as pool:
+        outcomes = dict(zip(EXPECT, pool.map(lambda n: grade(n, base), EXPECT)))
+    outcomes["_fixtures_unchanged"] = fixtures_digest() == before
+    return outcomes
+
+
+def test_every_attack_folder_has_an_expectation():
+    assert sorted(p.name for p in ATTACKS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))) == sorted(EXPECT)
+
+
+@pytest.mark.parametrize("name", list(EXPECT))
+def test_attack_is_contained(graded, name):
+    out = graded[name]
+    context = f"{name}: rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout']}\n{out['stderr']}"
+    assert out["rc"] == 0, context
+    assert out["seconds"] < GRADE_LIMIT, context
+    data = out["results"]
+    assert data is not None and data.get("tests"), context  # a genuine results file, not a forged one
+    assert "forged" not in json.dumps(data)[:100000]
+    control = graded["control_wrong_merge"]["groups"]["merge"][0]
+    for group, expectation in EXPECT[name].items():
+        got, most = out["groups"].get(group, [0.0, 0.0])
+        assert most > 0, f"{group}: no tests graded\n{context}"
+        if expectation == FULL:
+            assert got == pytest.approx(most), f"{group}: {got}/{most}, expected full marks\n{context}"
+        elif expectation == ZERO:
+            assert got == 0, f"{group}: {got}/{most}, expected 0\n{context}"
+        elif expectation == BELOW:
+            assert got < most, f"{group}: {got}/{most}, expected some failures\n{context}"
+        elif expectation == ANY:
+            assert got <= most + 1e-9
+        else:
+            assert got <= control + 1e-9, f"{group}: {got}/{most}, more than the honest wrong code's {control}"
+    assert sum(g[0] for g in out["groups"].values()) == pytest.approx(data["score"], abs=0.01)
+
+
+def test_fixture_files_survive_the_attacks(graded):
+    assert graded["_fixtures_unchanged"]
+
+
+def test_no_attack_leaves_a_process_behind(graded):
+    leftovers = []
+    for cmdline in Path("/proc").glob("*/cmdline"):
+        try:
+            if cmdline.read_bytes().startswith(b"sleep\0" + b"300"):
+                leftovers.append(cmdline.parent.name)
+        except OSError:
+            pass
+    assert not leftovers, f"processes left running: {leftovers}"
