@@ -120,8 +120,8 @@ def gradescope_json(groups: list[GroupResult], execution_time: float, output: st
             {
                 "name": t.name,
                 "number": t.number,
-                "score": round(t.score, 4),
-                "max_score": round(t.max_score, 4),
+                "score": round(t.score, 6),
+                "max_score": round(t.max_score, 6),
                 "status": t.status,
                 "output": t.output,
                 "visibility": t.visibility,
@@ -176,8 +176,8 @@ def plain_report(groups: list[GroupResult], report: dict, **meta) -> dict:
                     "group": g.name,
                     "outcome": r.get("outcome", t.status),
                     "duration": round(t.duration, 4),
-                    "score": round(t.score, 4),
-                    "max_score": round(t.max_score, 4),
+                    "score": round(t.score, 6),
+                    "max_score": round(t.max_score, 6),
                     "output": r.get("output", t.output),
                     "properties": r.get("properties", {}),
                 }
