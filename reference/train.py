@@ -201,14 +201,15 @@ def _reversed_key(token: bytes) -> str:
 
 def _merge_word(
     word: list[int], w: int, freq: int, pair: tuple[int, int], new_id: int,
-    pair_counts: dict[tuple[int, int], int], where: dict[tuple[int, int], set[int]],
+    pair_counts: dict[tuple[int, int], int], where: dict[tuple[int, int], list[int]],
     new_pairs: set[tuple[int, int]],
 ) -> None:
     """Merge every occurrence of ``pair`` in ``word`` (pre-token number ``w``, seen ``freq``
     times) in place, left to right, and update the counts of the neighbouring pairs:
     in ``x a b y`` -> ``x N y`` the pairs (x, a) and (b, y) lose ``freq``, (x, N) and (N, y)
     gain it. Pairs that gain are new (they contain ``new_id``): they are added to
-    ``new_pairs`` and the index ``where``. The count of ``pair`` itself is not maintained.
+    ``new_pairs``, and ``w`` to their lists in the index ``where``. The count of ``pair``
+    itself is not maintained.
     """
     a, b = pair
     find = word.index
@@ -229,14 +230,14 @@ def _merge_word(
             left = (x, new_id)
             pair_counts[left] = get(left, 0) + freq
             new_pairs.add(left)
-            where[left].add(w)
+            where[left].append(w)
         if i + 2 < n:
             y = word[i + 2]
             pair_counts[b, y] -= freq
             right = (new_id, y)
             pair_counts[right] = get(right, 0) + freq
             new_pairs.add(right)
-            where[right].add(w)
+            where[right].append(w)
         word[i : i + 2] = [new_id]
         n -= 1
         i += 1
@@ -271,12 +272,14 @@ def train_bpe(
     del word_counts
 
     pair_counts: dict[tuple[int, int], int] = defaultdict(int)
-    where: dict[tuple[int, int], set[int]] = defaultdict(set)  # pair -> words containing it
+    # pair -> the words containing it. Lists, not sets, to save memory: a word may be listed
+    # twice, or still listed after it lost the pair; merging it again then changes nothing.
+    where: dict[tuple[int, int], list[int]] = defaultdict(list)
     for w, ids in enumerate(words):
         freq = freqs[w]
         for pair in zip(ids, ids[1:]):
             pair_counts[pair] += freq
-            where[pair].add(w)
+            where[pair].append(w)
 
     # A lazy max-heap: each pair with a positive count has one entry, whose count may be
     # too high (counts of old pairs only go down). A popped entry with a stale count is
@@ -300,7 +303,7 @@ def train_bpe(
         merges.append((vocab[pair[0]], vocab[pair[1]]))
 
         new_pairs: set[tuple[int, int]] = set()
-        for w in where.pop(pair):
+        for w in set(where.pop(pair)):
             merge_word(words[w], w, freqs[w], pair, new_id, pair_counts, where, new_pairs)
         del pair_counts[pair]
         for p in new_pairs:
