@@ -167,7 +167,9 @@ RECORDING: list | None = None
 
 
 def _record(impl: "Implementation", call: tuple, outcome: Any) -> None:
-    if RECORDING is not None and impl.label != "reference" and len(RECORDING) < 100:
+    if RECORDING is not None and impl.label != "reference":
+        if len(RECORDING) >= 20:  # keep the last calls: hypothesis replays the failing example last
+            del RECORDING[0]
         RECORDING.append((call, outcome))
 
 

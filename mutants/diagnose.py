@@ -29,7 +29,8 @@ from .catalogue import CATALOGUE, Mutant
 MAX_CALLS = 6  # the last calls of the failing test that are replayed
 MAX_INPUT = 300_000  # skip calls whose arguments are bigger (characters / items)
 TEST_BUDGET = 20.0  # seconds of replay per failing test
-SESSION_BUDGET = 90.0  # seconds of replay per pytest session
+SESSION_BUDGET = 120.0  # seconds of replay per pytest session
+GROUP_MISSES = 3  # failures of a part with no matching mutant before that part is skipped
 PREFIX = "this matches a known bug: "
 
 
@@ -73,6 +74,8 @@ class Replayer:
         self.handles: dict[tuple[str, int], int] = {}
         self.spent = 0.0
         self._config = None
+        self.misses: dict[str, int] = {}  # part -> failures that matched no mutant
+        self.last: dict[str, Mutant] = {}  # part -> the mutant matched last (tried first)
 
     def backend(self, mutant: Mutant | None):
         name = "reference" if mutant is None else mutant.name
@@ -113,7 +116,7 @@ class Replayer:
         try:
             group = self.group_of(nodeid, markers)
             candidates = [m for m in CATALOGUE if m.group == group]
-            if not candidates:
+            if not candidates or self.misses.get(group, 0) >= GROUP_MISSES:
                 return None
             recent = [r for r in records[-MAX_CALLS:] if _replayable(r[0])]
             wrong = [(call, got) for call, got in recent if not _same(got, self.run(None, call))]
@@ -122,12 +125,14 @@ class Replayer:
             # Mutants named after the wrong call (decode_*, merge_*) first: each mutant tried
             # may have to build a GPT-2-sized tokenizer, and the budget is per failure.
             names = {(c[2] if c[0] == "method" else c[1].removeprefix("run_")) for c, _ in wrong}
-            candidates.sort(key=lambda m: not any(n in m.name for n in names))
+            candidates.sort(key=lambda m: (m is not self.last.get(group), not any(n in m.name for n in names)))
             for mutant in candidates:
                 if time.monotonic() - start > TEST_BUDGET:
-                    return None
+                    break
                 if all(_same(got, self.run(mutant, call)) for call, got in wrong):
+                    self.last[group] = mutant
                     return mutant
+            self.misses[group] = self.misses.get(group, 0) + 1
             return None
         finally:
             self.spent += time.monotonic() - start

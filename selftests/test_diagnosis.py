@@ -20,6 +20,7 @@ from mutants.catalogue import by_name
 from mutants.diagnose import PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.timeout(900)  # the subprocess runs happen in a fixture
 
 DIAGNOSED = {
     "merge_overlapping": "tests/public/test_primitives.py",
