@@ -282,6 +282,7 @@ class _Process:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
         self.pid = self.proc.pid
+        os.set_blocking(self.req_w, False)
         self.sent_keys: set[int] = set()  # cached arguments this worker already holds
         try:
             self.pidfd = os.pidfd_open(self.pid)
@@ -338,14 +339,17 @@ class _Process:
             text = text[:-1] + ",[" + ",".join(refs) + "]]"
         data = (text + "\n").encode("utf-8")
         view = memoryview(data)
+        deadline = time.monotonic() + self.limits.call_timeout
         while view:
-            _, writable, _ = select.select([], [self.req_w], [], 1.0)
-            if not writable:
-                if self.proc.poll() is not None:
-                    raise self.died("receiving its input")
-                continue
             try:
-                n = os.write(self.req_w, view[: 1 << 16])
+                n = os.write(self.req_w, view[: 1 << 16])  # non-blocking: a worker that stops reading cannot block us
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise self.violation("stopped reading its input") from None
+                select.select([], [self.req_w], [], 0.5)
+                if self.proc.poll() is not None:
+                    raise self.died("receiving its input") from None
+                continue
             except BrokenPipeError:
                 raise self.died("receiving its input") from None
             view = view[n:]
@@ -522,6 +526,7 @@ class WorkerBackend:
         self._arg_cache: dict[int, tuple] = {}
         self._start_failures = 0
         self._start_failure: str | None = None
+        self._made_files = False  # the last call copied files into the sandbox
         self._ref_counter = 0
         _LIVE.add(self)
 
@@ -668,6 +673,8 @@ class WorkerBackend:
         for i, value in enumerate(args):
             if type(value) not in (list, dict) or len(value) < REF_MIN:
                 continue
+            if type(value) is list and type(value[0]) is int:
+                continue  # ids to decode are rarely sent twice; vocabularies and merges are
             entry = self._arg_cache.get(id(value))
             if entry is None or entry[0] is not value or type(entry[1]) is not type(value) or entry[1] != value:
                 self._ref_counter += 1
@@ -704,6 +711,8 @@ class WorkerBackend:
 
     def _rewrite_paths(self, key: str, args: tuple, proc: _Process, rid: int) -> tuple[list, list[tuple[Path, str]]]:
         kinds = PATH_ARGS.get(key, {})
+        if not kinds and not any(isinstance(a, os.PathLike) for a in args):
+            return list(args), []
         out, copy_back = list(args), []
         for i, value in enumerate(args):
             kind = kinds.get(i)
@@ -712,6 +721,7 @@ class WorkerBackend:
             if kind is None or not isinstance(value, (str, os.PathLike)):
                 continue
             original = Path(os.fspath(value))
+            self._made_files = True
             if kind == "in":
                 folder = proc.inputs / f"{rid}-{i}"
                 folder.mkdir(mode=0o755)
@@ -746,6 +756,9 @@ class WorkerBackend:
             Path(original).write_bytes(data)
 
     def _cleanup_inputs(self, proc: _Process) -> None:
+        if not self._made_files:
+            return
+        self._made_files = False
         for d in (proc.inputs, proc.outputs):
             for entry in list(d.iterdir()) if d.is_dir() else []:
                 shutil.rmtree(entry, ignore_errors=True)

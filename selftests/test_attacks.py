@@ -186,7 +186,7 @@ def test_no_attack_leaves_a_process_behind(graded):
     leftovers = []
     for cmdline in Path("/proc").glob("*/cmdline"):
         try:
-            if cmdline.read_bytes().startswith(b"sleep\0" + b"300"):
+            if cmdline.read_bytes().startswith(b"sleep\0299.4242"):
                 leftovers.append(cmdline.parent.name)
         except OSError:
             pass

@@ -13,7 +13,7 @@ def _daemon():
         os.setsid()
         if os.fork() == 0:
             # bpe-attack-leftover-child: test_attacks looks for this marker after grading
-            os.execvp("sleep", ["sleep", "300"])
+            os.execvp("sleep", ["sleep", "299.4242"])
         os._exit(0)
 
 
