@@ -31,10 +31,15 @@ def _to_text(token: bytes) -> str:
     return "".join(table[b] for b in token)
 
 
+@lru_cache(maxsize=1)
+def _unicode_to_bytes() -> dict[str, int]:
+    return {ch: b for b, ch in bytes_to_unicode().items()}
+
+
 def _to_bytes(text: str, where: str) -> bytes:
-    inverse = {ch: b for b, ch in bytes_to_unicode().items()}
+    inverse = _unicode_to_bytes()
     try:
-        return bytes(inverse[ch] for ch in text)
+        return bytes([inverse[ch] for ch in text])
     except KeyError as err:
         raise ValueError(f"{where}: {text!r} has character {err.args[0]!r} outside GPT-2's byte table") from None
 
@@ -61,11 +66,11 @@ def load_tokenizer_files(
     merges: list[tuple[bytes, bytes]] = []
     with open(merges_path, encoding="utf-8") as f:
         for lineno, line in enumerate(f, 1):
-            line = line.rstrip("\n")
+            line = line.rstrip("\r\n")
             if not line or (lineno == 1 and line.startswith("#version")):
                 continue
             parts = line.split(" ")
-            if len(parts) != 2:
+            if len(parts) != 2 or not all(parts):
                 raise ValueError(f"{merges_path}:{lineno}: expected two tokens separated by one space, got {line!r}")
             merges.append((_to_bytes(parts[0], f"{merges_path}:{lineno}"), _to_bytes(parts[1], f"{merges_path}:{lineno}")))
     return vocab, merges

@@ -34,6 +34,9 @@ class Tokenizer:
         self.vocab = dict(vocab)
         self.merges = list(merges)
         self.special_tokens = list(dict.fromkeys(special_tokens or []))
+        for tok in self.special_tokens:
+            if not isinstance(tok, str) or not tok:
+                raise ValueError(f"Tokenizer: special tokens must be non-empty strings, got {tok!r}")
         self.token_ids = {token: i for i, token in self.vocab.items()}
         for tok in self.special_tokens:
             if tok.encode("utf-8") not in self.token_ids:
@@ -121,17 +124,23 @@ class Tokenizer:
 
     def _safe_cut(self, buffer: str) -> int:
         """The last position in ``buffer`` where encoding may stop without changing any id,
-        whatever text follows: a pre-token boundary not inside (or near the end, so possibly
-        inside) a special token."""
+        whatever text follows (0 if there is none yet).
+
+        Two kinds of place qualify: between a non-space and a space (no GPT-2 pre-token spans
+        that), and right after a special token. A special token only counts once it starts far
+        enough from the end that no longer special token could start there and end in text not
+        read yet; a space inside such a special token does not count.
+        """
         limit = len(buffer) - max(self.longest_special - 1, 0)
-        m = _SAFE_CUT.search(buffer, 0, max(limit + 1, 0)) if limit > 0 else None
-        if m is None:
+        if limit <= 0:
             return 0
-        cut = m.start()
+        m = _SAFE_CUT.search(buffer, 0, limit + 1)
+        cut = m.start() if m else 0
         if self.special_regex is not None:
-            for s in self.special_regex.finditer(buffer, 0, min(len(buffer), cut + self.longest_special)):
-                if s.start() < cut < s.end():
-                    return s.start()
+            for s in self.special_regex.finditer(buffer):
+                if s.start() >= limit:
+                    break
+                cut = max(cut, s.end())
         return cut
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
