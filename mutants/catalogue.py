@@ -5,7 +5,7 @@ A mutant is a list of edits on files of ``reference/``:
 * :class:`Replace` swaps an exact snippet of a reference file for another one. The snippet
   must occur exactly once (``mutants.build`` fails loudly otherwise), so a refactor of the
   reference can never silently turn a mutant back into the reference. Used on the files
-  that are stable (warm-up, primitives, pre-tokenization, the GPT-2 file format).
+  that are stable (warm-up, primitives, pre-tokenization).
 * :class:`Append` adds code at the end of a module that redefines one of its top-level
   names (``train_bpe``, ``Tokenizer``). It survives any refactor of the module's insides:
   the training and tokenizer bugs are written against small self-contained templates
@@ -550,13 +550,21 @@ def split_on_special_tokens(text, special_tokens):
         "files_without_byte_decoder", "tokenizer",
         "from_files reads vocab.json and merges.txt without GPT-2's printable-character -> byte "
         "table, using each token string's UTF-8 bytes instead.",
-        (Replace("gpt2_files.py", "return bytes(inverse[ch] for ch in text)", 'return text.encode("utf-8")'),),
+        (Append("gpt2_files.py", '''
+
+def _to_bytes(text, where):
+    return text.encode("utf-8")
+''', ("_to_bytes",)),),
     ),
     Mutant(
         "save_without_byte_encoder", "tokenizer",
         "save writes each token as its bytes decoded as UTF-8 instead of through GPT-2's "
         "byte -> printable-character table.",
-        (Replace("gpt2_files.py", 'return "".join(table[b] for b in token)', 'return token.decode("utf-8", errors="replace")'),),
+        (Append("gpt2_files.py", '''
+
+def _to_text(token):
+    return token.decode("utf-8", errors="replace")
+''', ("_to_text",)),),
     ),
     tokenizer(
         "encode_quadratic_list_concat",
