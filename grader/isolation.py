@@ -493,6 +493,11 @@ class _Process:
         return None if kb is None else kb * 1024
 
 
+# directories never hidden whole: the system needs them (a repository directly inside one of
+# them gets only its own folder hidden)
+_SYSTEM_DIRS = {Path(p) for p in ("/", "/usr", "/etc", "/var", "/tmp", "/opt", "/lib", "/lib64", "/bin", "/sbin", "/proc", "/dev", "/sys", "/run", "/home", "/root", "/srv", "/mnt", "/media")}
+
+
 # ---- the backend -----------------------------------------------------------------------
 
 
@@ -533,17 +538,33 @@ class WorkerBackend:
     # -- paths the worker must not see --
 
     def hide_paths(self, sandbox: Path) -> list[str]:
+        """Directories to cover with empty mounts: the harness checkout and the folder it sits
+        in (sibling checkouts hold the same tests and reference), the submission's original
+        folder and /autograder. A directory holding something the worker needs (the sandbox,
+        Python itself) is not hidden whole: its other sub-directories are, two levels down."""
         candidates = [ROOT, self.source_root, Path("/autograder"), *self.extra_hide]
+        if ROOT.parent.resolve() not in _SYSTEM_DIRS:
+            candidates.insert(0, ROOT.parent)
         needed = [Path(p).resolve() for p in (sandbox, sys.executable, sys.prefix, sys.base_prefix, *map(str, _site_dirs()))]
-        out = []
-        for c in candidates:
+        out: list[str] = []
+
+        def add(c: Path, depth: int) -> None:
             c = c.resolve()
-            if not c.is_dir() or str(c) in out:
-                continue
-            # never hide a directory the worker needs (the sandbox, python itself)
-            if any(n == c or c in n.parents for n in needed):
-                continue
-            out.append(str(c))
+            if not c.is_dir() or c in _SYSTEM_DIRS or any(c == Path(o) or Path(o) in c.parents for o in out):
+                return
+            if not any(n == c or c in n.parents for n in needed):
+                out.append(str(c))
+            elif depth > 0:
+                try:
+                    children = sorted(p for p in c.iterdir() if p.is_dir() and not p.is_symlink())
+                except OSError:
+                    return
+                for child in children:
+                    add(child, depth - 1)
+
+        for c in candidates:
+            if c is not None:
+                add(Path(c), 2)
         return out
 
     # -- the worker's life --

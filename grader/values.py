@@ -129,17 +129,45 @@ TRAINED = TupleOf("tuple[dict[int, bytes], list[tuple[bytes, bytes]]]", (VOCAB, 
 # ---- the wire format ------------------------------------------------------------------
 
 
+def _b64(data: bytes) -> str:
+    return base64.b64encode(data).decode("ascii")
+
+
+def _is_merges(value: list) -> bool:
+    return all(type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes for v in value)
+
+
 def _tag(value: Any) -> Any:
     kind = type(value)
-    if kind is bytes:
-        return {"$b": base64.b64encode(value).decode("ascii")}
-    if kind is tuple:
-        return {"$t": [_tag(v) for v in value]}
     if kind is list:
+        if all(type(v) is int for v in value) or all(type(v) is str for v in value):
+            return value  # the common case (ids, pre-tokens) needs no tags
+        if _is_merges(value):  # packed: one base64 string and the lengths
+            return {"$pb": [_b64(b"".join(a + b for a, b in value)), [n for a, b in value for n in (len(a), len(b))]]}
         return [_tag(v) for v in value]
     if kind is dict:
+        if value and all(type(k) is int for k in value) and all(type(v) is bytes for v in value.values()):
+            return {"$vb": [list(value), _b64(b"".join(value.values())), [len(v) for v in value.values()]]}
         return {"$d": [[_tag(k), _tag(v)] for k, v in value.items()]}
+    if kind is bytes:
+        return {"$b": _b64(value)}
+    if kind is tuple:
+        return {"$t": [_tag(v) for v in value]}
     return value
+
+
+def _unpack(data: Any, lengths: Any) -> list[bytes]:
+    """Cut one base64 string into pieces of the given lengths."""
+    if type(data) is not str or type(lengths) is not list or not all(type(n) is int and n >= 0 for n in lengths):
+        raise ValueError("malformed packed bytes on the wire")
+    raw = base64.b64decode(data, validate=True)
+    if sum(lengths) != len(raw):
+        raise ValueError("packed bytes on the wire do not add up")
+    pieces, pos = [], 0
+    for n in lengths:
+        pieces.append(raw[pos : pos + n])
+        pos += n
+    return pieces
 
 
 def _untag(obj: dict) -> Any:
@@ -148,6 +176,17 @@ def _untag(obj: dict) -> Any:
     ((tag, body),) = obj.items()
     if tag == "$b":
         return base64.b64decode(body, validate=True)
+    if tag == "$vb":
+        if type(body) is not list or len(body) != 3 or type(body[0]) is not list or len(body[0]) != len(body[2]):
+            raise ValueError("malformed packed vocabulary on the wire")
+        if any(type(k) in (list, dict) for k in body[0]):
+            raise ValueError("unhashable dict key on the wire")
+        return dict(zip(body[0], _unpack(body[1], body[2])))
+    if tag == "$pb":
+        if type(body) is not list or len(body) != 2 or type(body[1]) is not list or len(body[1]) % 2:
+            raise ValueError("malformed packed pairs on the wire")
+        pieces = _unpack(body[0], body[1])
+        return list(zip(pieces[::2], pieces[1::2]))
     if tag == "$t":
         return tuple(body)
     if tag == "$d":

@@ -61,3 +61,19 @@ def test_shapes_reject_wrong_types(shape, value):
 def test_wire_loads_rejects_malformed_input(text):
     with pytest.raises(ValueError):
         V.wire_loads(text)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        '{"$vb": [[1, 2], "YWI=", [1]]}',
+        '{"$vb": [[[1]], "YQ==", [1]]}',
+        '{"$vb": [[1], "YWI=", [5]]}',
+        '{"$pb": ["YWI=", [1]]}',
+        '{"$pb": ["YWI=", [1, -1]]}',
+    ],
+    ids=["lengths_and_keys_differ", "unhashable_key", "lengths_exceed_data", "odd_lengths", "negative_length"],
+)
+def test_wire_loads_rejects_malformed_packed_values(text):
+    with pytest.raises(ValueError):
+        V.wire_loads(text)
