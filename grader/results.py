@@ -46,8 +46,9 @@ def _visible_output(text: str, visibility: str, policy: str) -> str:
         return text
     if policy == "none":
         return HIDDEN_NOTE
-    first = text.strip().splitlines()[0] if text.strip() else ""
-    return f"{first}\n{HIDDEN_NOTE}"
+    lines = text.strip().splitlines()
+    keep = lines[:1] + [line.strip().removeprefix("E").strip() for line in lines[1:] if "matches a known bug" in line]
+    return "\n".join(keep + [HIDDEN_NOTE])
 
 
 def score_report(config: Config, report: dict) -> list[GroupResult]:
