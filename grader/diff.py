@@ -101,6 +101,12 @@ def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "ite
     )
 
 
+def assert_counts_equal(actual: Mapping, expected: Mapping) -> None:
+    """Equal pair counts, or the first differing (pair, count) in sorted order."""
+    __tracebackhide__ = True
+    assert_items_equal(sorted(actual.items()), sorted(expected.items()), what="(pair, count)")
+
+
 def pair_counts_after(
     word_counts: Mapping[bytes, int], merges: Sequence[tuple[bytes, bytes]]
 ) -> Counter[tuple[bytes, bytes]]:

@@ -180,22 +180,3 @@ def tiktoken_for_merges(merges: list[tuple[bytes, bytes]], special_tokens: list[
     return tiktoken.Encoding(
         name=f"gpt2_prefix_{len(merges)}", pat_str=gpt2._pat_str, mergeable_ranks=ranks, special_tokens=specials
     )
-
-
-def split_keeping_specials(text: str, special_tokens) -> list[tuple[str, bool]]:
-    """``text`` cut at special tokens as ``(piece, is_special)``: scanning left to right, a
-    special starting here is taken (the longest where several do), other text is kept."""
-    specials = sorted(set(special_tokens), key=len, reverse=True)
-    pieces, start, i = [], 0, 0
-    while i < len(text):
-        hit = next((s for s in specials if text.startswith(s, i)), None)
-        if hit is None:
-            i += 1
-            continue
-        if i > start:
-            pieces.append((text[start:i], False))
-        pieces.append((hit, True))
-        i = start = i + len(hit)
-    if start < len(text):
-        pieces.append((text[start:], False))
-    return pieces

@@ -34,24 +34,46 @@ def gpt2_pattern() -> str:
         return tiktoken.get_encoding("gpt2")._pat_str
 
 
-def split_out_specials(text: str, special_tokens: Iterable[str]) -> list[str]:
-    """The text between special tokens (the specials themselves dropped).
-
-    Scans left to right; where several specials start at the same place the longest wins.
-    """
+def split_keeping_specials(text: str, special_tokens) -> list[tuple[str, bool]]:
+    """``text`` cut at special tokens as ``(piece, is_special)``: scanning left to right, a
+    special starting here is taken (the longest where several do), other text is kept."""
     specials = sorted(set(special_tokens), key=len, reverse=True)
-    pieces, current, i = [], [], 0
+    pieces, start, i = [], 0, 0
     while i < len(text):
         hit = next((s for s in specials if text.startswith(s, i)), None)
         if hit is None:
-            current.append(text[i])
             i += 1
+            continue
+        if i > start:
+            pieces.append((text[start:i], False))
+        pieces.append((hit, True))
+        i = start = i + len(hit)
+    if start < len(text):
+        pieces.append((text[start:], False))
+    return pieces
+
+
+def split_pieces(text: str, special_tokens: Iterable[str]) -> list[str]:
+    """The pieces of :func:`split_keeping_specials`, specials included."""
+    return [piece for piece, _ in split_keeping_specials(text, special_tokens)]
+
+
+def split_out_specials(text: str, special_tokens: Iterable[str]) -> list[str]:
+    """The text between special tokens (the specials themselves dropped)."""
+    return [piece for piece, special in split_keeping_specials(text, special_tokens) if not special]
+
+
+def merge_ids(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
+    """The merge rule as stated: scan left to right, replace each non-overlapping occurrence."""
+    out, i = [], 0
+    while i < len(ids):
+        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1]:
+            out.append(new_id)
+            i += 2
         else:
-            pieces.append("".join(current))
-            current = []
-            i += len(hit)
-    pieces.append("".join(current))
-    return [p for p in pieces if p]
+            out.append(ids[i])
+            i += 1
+    return out
 
 
 def pretoken_counts(text: str, special_tokens: Iterable[str] = ()) -> Counter[bytes]:

@@ -9,7 +9,7 @@ import pytest
 
 from grader.diff import assert_ids_equal
 from grader.probes import ids_digest
-from tests.conftest import split_keeping_specials
+from tests.oracles import split_keeping_specials
 
 EOT = "<|endoftext|>"
 

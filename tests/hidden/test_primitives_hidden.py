@@ -7,27 +7,14 @@ from collections import Counter
 
 import pytest
 
-from grader.diff import assert_items_equal
+from tests.oracles import merge_ids as merge_oracle
+from grader.diff import assert_items_equal, assert_counts_equal
 
 ROUNDS = range(8)
 
 
-def merge_oracle(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
-    """Scan left to right, replacing each non-overlapping occurrence of ``pair``."""
-    out, i = [], 0
-    while i < len(ids):
-        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1]:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
 
 
-def assert_counts_equal(actual: dict, expected: dict) -> None:
-    __tracebackhide__ = True
-    assert_items_equal(sorted(actual.items()), sorted(expected.items()), what="(pair, count)")
 
 
 def random_ids(rng, n: int) -> list[int]:

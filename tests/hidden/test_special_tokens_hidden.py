@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from tests.oracles import split_pieces as split_oracle
 from grader.diff import assert_items_equal, assert_text_equal
 
 EOT = "<|endoftext|>"
@@ -12,25 +13,6 @@ HIDDEN_FILES = ["hidden/mixed.txt", "hidden/stories_hidden.txt"]
 ROUNDS = range(8)
 
 
-def split_oracle(text: str, specials: list[str]) -> list[str]:
-    """At each position take the longest special starting there, else one character;
-    consecutive ordinary characters form one piece."""
-    pieces, plain, i = [], "", 0
-    while i < len(text):
-        hits = [s for s in specials if text.startswith(s, i)]
-        if hits:
-            if plain:
-                pieces.append(plain)
-                plain = ""
-            longest = max(hits, key=len)
-            pieces.append(longest)
-            i += len(longest)
-        else:
-            plain += text[i]
-            i += 1
-    if plain:
-        pieces.append(plain)
-    return pieces
 
 
 def read_fixture(fixture_path, name: str) -> str:

@@ -9,7 +9,8 @@ import random
 import pytest
 
 from grader.diff import assert_ids_equal, assert_text_equal
-from tests.conftest import merges_prefix_vocab, split_keeping_specials, tiktoken_for_merges
+from tests.conftest import merges_prefix_vocab, tiktoken_for_merges
+from tests.oracles import split_keeping_specials
 
 EOT = "<|endoftext|>"
 

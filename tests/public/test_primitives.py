@@ -8,7 +8,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from grader.diff import assert_items_equal
+from tests.oracles import merge_ids as merge_oracle
+from grader.diff import assert_items_equal, assert_counts_equal
 
 
 @pytest.mark.parametrize(
@@ -46,23 +47,8 @@ def test_pair_counts_match_a_counter_of_zipped_neighbours(impl, ids):
 # ---- an independent oracle -------------------------------------------------------------
 
 
-def merge_oracle(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
-    """The rule as stated: scan left to right, replace each (non-overlapping) occurrence."""
-    out, i = [], 0
-    while i < len(ids):
-        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1]:
-            out.append(new_id)
-            i += 2
-        else:
-            out.append(ids[i])
-            i += 1
-    return out
 
 
-def assert_counts_equal(actual: dict, expected: dict) -> None:
-    """Equal pair counts, or the first differing (pair, count) in sorted order."""
-    __tracebackhide__ = True
-    assert_items_equal(sorted(actual.items()), sorted(expected.items()), what="(pair, count)")
 
 
 # ---- merge ------------------------------------------------------------------------------

@@ -10,30 +10,12 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from tests.oracles import split_pieces as split_oracle
 from grader.diff import assert_items_equal, assert_text_equal
 
 EOT = "<|endoftext|>"
 
 
-def split_oracle(text: str, specials: list[str]) -> list[str]:
-    """At each position take the longest special starting there, else one character;
-    consecutive ordinary characters form one piece."""
-    pieces, plain, i = [], "", 0
-    while i < len(text):
-        hits = [s for s in specials if text.startswith(s, i)]
-        if hits:
-            if plain:
-                pieces.append(plain)
-                plain = ""
-            longest = max(hits, key=len)
-            pieces.append(longest)
-            i += len(longest)
-        else:
-            plain += text[i]
-            i += 1
-    if plain:
-        pieces.append(plain)
-    return pieces
 
 
 CASES = [
