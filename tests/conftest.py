@@ -22,6 +22,7 @@ GPT2_URLS = {
     "merges.txt": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
 }
 EOT = "<|endoftext|>"
+PUBLIC_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]  # fixtures students have
 
 
 @pytest.fixture(scope="session")

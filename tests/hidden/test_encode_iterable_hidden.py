@@ -10,8 +10,7 @@ import pytest
 from grader.diff import assert_ids_equal
 from grader.probes import ids_digest
 from tests.oracles import split_keeping_specials
-
-EOT = "<|endoftext|>"
+from tests.conftest import EOT
 
 
 def read_text(path) -> str:

@@ -8,8 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.diff import assert_items_equal, assert_text_equal
+from tests.hidden import HIDDEN_FILES
 
-HIDDEN_FILES = ["hidden/mixed.txt", "hidden/stories_hidden.txt"]
 
 # Fragments random texts are glued from, without separators, so that every boundary
 # between two alternatives of the pattern gets exercised.

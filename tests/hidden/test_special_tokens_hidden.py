@@ -7,12 +7,10 @@ import pytest
 
 from tests.oracles import split_pieces as split_oracle
 from grader.diff import assert_items_equal, assert_text_equal
+from tests.conftest import EOT
+from tests.hidden import HIDDEN_FILES
 
-EOT = "<|endoftext|>"
-HIDDEN_FILES = ["hidden/mixed.txt", "hidden/stories_hidden.txt"]
 ROUNDS = range(8)
-
-
 
 
 def read_fixture(fixture_path, name: str) -> str:

@@ -4,8 +4,7 @@ same run (a multiple of its time plus a floor, see grading.yaml)."""
 from __future__ import annotations
 
 import pytest
-
-EOT = "<|endoftext|>"
+from tests.conftest import EOT
 
 
 @pytest.mark.speed

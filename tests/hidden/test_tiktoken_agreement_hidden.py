@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 
 from grader.diff import assert_ids_equal
-
-EOT = "<|endoftext|>"
+from tests.conftest import EOT
 
 
 def read_text(path) -> str:

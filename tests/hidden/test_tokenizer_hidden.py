@@ -11,8 +11,7 @@ import pytest
 from grader.diff import assert_ids_equal, assert_text_equal
 from tests.conftest import merges_prefix_vocab, tiktoken_for_merges
 from tests.oracles import split_keeping_specials
-
-EOT = "<|endoftext|>"
+from tests.conftest import EOT
 
 
 def random_text(rng: random.Random, length: int) -> str:

@@ -7,9 +7,9 @@ from __future__ import annotations
 import pytest
 
 from grader.diff import assert_ids_equal, assert_text_equal
+from tests.hidden import HIDDEN_FILES
 
 UNK = "<unk>"
-HIDDEN_FILES = ["hidden/mixed.txt", "hidden/stories_hidden.txt"]
 ROUNDS = range(6)
 
 

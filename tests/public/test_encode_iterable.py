@@ -9,9 +9,8 @@ import pytest
 
 from grader.diff import assert_ids_equal
 from grader.probes import ids_digest
+from tests.conftest import EOT, PUBLIC_FILES
 
-EOT = "<|endoftext|>"
-FIXTURE_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]
 
 # Chunk boundaries that fall inside a pre-token or a special token: the ids must be those
 # of the joined text (tiktoken's), not of each chunk encoded on its own.
@@ -41,7 +40,7 @@ def read_text(path) -> str:
         return f.read()
 
 
-@pytest.mark.parametrize("name", FIXTURE_FILES)
+@pytest.mark.parametrize("name", PUBLIC_FILES)
 def test_encode_iterable_of_file_lines_matches_tiktoken(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path, name):
     path = fixture_path(name)
     with open(path, encoding="utf-8", newline="") as lines:

@@ -11,8 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.diff import assert_items_equal, assert_text_equal
+from tests.conftest import PUBLIC_FILES
 
-PUBLIC_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]
 
 # One case per alternative of the pattern (and per tricky corner of it).
 CASES = {

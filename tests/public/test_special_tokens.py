@@ -12,10 +12,7 @@ from hypothesis import strategies as st
 
 from tests.oracles import split_pieces as split_oracle
 from grader.diff import assert_items_equal, assert_text_equal
-
-EOT = "<|endoftext|>"
-
-
+from tests.conftest import EOT
 
 
 CASES = [

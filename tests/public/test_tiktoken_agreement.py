@@ -9,9 +9,8 @@ from hypothesis import strategies as st
 
 from grader.diff import assert_ids_equal
 from tests.conftest import merges_prefix_vocab, tiktoken_for_merges
+from tests.conftest import EOT, PUBLIC_FILES
 
-EOT = "<|endoftext|>"
-FIXTURE_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]
 
 TARGETED = {
     "contractions": "I'm sure you're right: we'll see, they've said he'd go, it's John's, don't.",
@@ -50,7 +49,7 @@ def read_text(path) -> str:
         return f.read()
 
 
-@pytest.mark.parametrize("name", FIXTURE_FILES)
+@pytest.mark.parametrize("name", PUBLIC_FILES)
 def test_ids_match_tiktoken_gpt2_on_fixture_file(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path, name):
     text = read_text(fixture_path(name))
     assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text)
@@ -105,7 +104,7 @@ def prefix_expected(tok, oracle, text: str) -> list[int]:
     return [ids[0] if i == eot else i for i in oracle.encode(text, allowed_special={EOT})]
 
 
-@pytest.mark.parametrize("name", FIXTURE_FILES)
+@pytest.mark.parametrize("name", PUBLIC_FILES)
 def test_first_1000_gpt2_merges_match_tiktoken_on_fixture_file(prefix_tokenizer, prefix_oracle, prefix_merges, fixture_path, name):
     text = read_text(fixture_path(name))
     expected = prefix_expected(prefix_tokenizer, prefix_oracle, text)

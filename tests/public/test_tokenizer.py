@@ -11,10 +11,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from grader.diff import assert_ids_equal, assert_text_equal
+from tests.conftest import EOT, PUBLIC_FILES
 
-EOT = "<|endoftext|>"
 EOT_ID = 50256  # GPT-2's id of <|endoftext|>, also tiktoken's gpt2 eot_token
-FIXTURE_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]
 
 ROUND_TRIP_TEXTS = {
     "empty": "",
@@ -57,7 +56,7 @@ def test_decode_of_encode_is_the_text(gpt2_tokenizer, text):
     assert_text_equal(gpt2_tokenizer.decode(gpt2_tokenizer.encode(text)), text, what="decode(encode(text))")
 
 
-@pytest.mark.parametrize("name", FIXTURE_FILES)
+@pytest.mark.parametrize("name", PUBLIC_FILES)
 def test_decode_of_encode_is_the_fixture_file(gpt2_tokenizer, fixture_path, name):
     text = read_text(fixture_path(name))
     assert_text_equal(gpt2_tokenizer.decode(gpt2_tokenizer.encode(text)), text, what=f"decode(encode({name}))")

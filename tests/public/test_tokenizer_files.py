@@ -10,8 +10,7 @@ import pytest
 
 from grader.diff import assert_ids_equal, assert_items_equal, assert_vocab_equal
 from tests.conftest import gpt2_byte_decoder, tiktoken_for_merges
-
-EOT = "<|endoftext|>"
+from tests.conftest import EOT
 
 
 def read_text(path) -> str:

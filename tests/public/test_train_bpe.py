@@ -20,8 +20,7 @@ import pytest
 
 from grader.diff import assert_merges_equal
 from tests import oracles
-
-EOT = "<|endoftext|>"
+from tests.conftest import EOT
 
 
 # ---- helpers ---------------------------------------------------------------------------

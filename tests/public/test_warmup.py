@@ -10,9 +10,9 @@ from __future__ import annotations
 import pytest
 
 from grader.diff import assert_ids_equal, assert_text_equal
+from tests.conftest import PUBLIC_FILES
 
 UNK = "<unk>"
-PUBLIC_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]
 
 # Short texts covering ASCII, Latin-1, other scripts, emoji (with modifiers, flags and
 # zero-width joiners), combining marks, control characters and the extremes of Unicode.
