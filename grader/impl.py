@@ -82,7 +82,7 @@ def load_adapters(impl: str = "student", root: Path | str | None = None) -> Modu
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
     except Exception as err:  # the submission's own import-time error, reported as such
-        raise BrokenImplementation(f"{path.name} could not be imported: {describe_import_error(err)}") from None
+        raise BrokenImplementation(f"{path.name} could not be imported: {V.describe_import_error(err)}") from None
     finally:
         if previous is None:
             os.environ.pop(IMPL_ENV, None)
@@ -90,17 +90,6 @@ def load_adapters(impl: str = "student", root: Path | str | None = None) -> Modu
             os.environ[IMPL_ENV] = previous
     return module
 
-
-def describe_import_error(err: BaseException) -> str:
-    """One line naming the file and line of an import-time error."""
-    if isinstance(err, SyntaxError):
-        return f"SyntaxError in {err.filename}, line {err.lineno}: {err.msg}"
-    tb = err.__traceback__
-    where = ""
-    while tb is not None:
-        where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})"
-        tb = tb.tb_next
-    return f"{type(err).__name__}: {err}{where}"
 
 
 class LocalBackend:

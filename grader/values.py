@@ -16,6 +16,7 @@ from __future__ import annotations
 import base64
 import collections
 import json
+import os
 from dataclasses import dataclass
 from typing import Any
 
@@ -47,6 +48,23 @@ def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
     bases = [b.__name__ for b in kind.__mro__[1:] if b in (list, tuple, dict, int, str, bytes, float)]
     hint = f" (a subclass of {bases[0]}; return a plain {bases[0]})" if bases else ""
     raise WrongResult(f"{where} is {_describe(value)}{hint}, which is not plain data")
+
+
+def describe_import_error(err: BaseException, *, short_paths: bool = False) -> str:
+    """One line naming the file and line of an error raised while importing a submission;
+    ``short_paths`` keeps only file names (the isolated worker's paths mean nothing to a student)."""
+
+    def name(path: str | None) -> str:
+        return os.path.basename(path or "?") if short_paths else str(path)
+
+    if isinstance(err, SyntaxError):
+        return f"SyntaxError in {name(err.filename)}, line {err.lineno}: {err.msg}"
+    tb = err.__traceback__
+    where = ""
+    while tb is not None:
+        where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})"
+        tb = tb.tb_next
+    return f"{type(err).__name__}: {err}{where}"
 
 
 # ---- shapes ---------------------------------------------------------------------------

@@ -311,7 +311,7 @@ class Worker:
                 sys.modules["adapters"] = module
                 spec.loader.exec_module(module)
             except BaseException as err:  # SystemExit at import too: the submission is broken
-                self.broken = f"adapters.py could not be imported: {describe_import_error(err)}"
+                self.broken = f"adapters.py could not be imported: {V.describe_import_error(err, short_paths=True)}"
                 raise _Broken(self.broken) from None
             self.adapters = module
         return self.adapters
@@ -433,16 +433,6 @@ class Worker:
 class _Broken(Exception):
     pass
 
-
-def describe_import_error(err: BaseException) -> str:
-    if isinstance(err, SyntaxError):
-        return f"SyntaxError in {os.path.basename(err.filename or '?')}, line {err.lineno}: {err.msg}"
-    tb = err.__traceback__
-    where = ""
-    while tb is not None:
-        where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})"
-        tb = tb.tb_next
-    return f"{type(err).__name__}: {err}{where}"
 
 
 def main(config: dict) -> None:

@@ -61,6 +61,11 @@ def fixture_path():
     return path
 
 
+def read_fixture(fixture_path, name: str) -> str:
+    """A fixture file's text, decoded from its bytes so "\r\n" stays as it is in the file."""
+    return fixture_path(name).read_bytes().decode("utf-8")
+
+
 @pytest.fixture(scope="session")
 def gpt2_encoding():
     import tiktoken

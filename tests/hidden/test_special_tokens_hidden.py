@@ -7,14 +7,10 @@ import pytest
 
 from tests.oracles import split_pieces as split_oracle
 from grader.diff import assert_items_equal, assert_text_equal
-from tests.conftest import EOT
+from tests.conftest import EOT, read_fixture
 from tests.hidden import HIDDEN_FILES
 
 ROUNDS = range(8)
-
-
-def read_fixture(fixture_path, name: str) -> str:
-    return fixture_path(name).read_bytes().decode("utf-8")
 
 
 def random_specials(rng) -> list[str]:

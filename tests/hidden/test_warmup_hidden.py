@@ -6,15 +6,12 @@ from __future__ import annotations
 
 import pytest
 
+from tests.conftest import read_fixture
 from grader.diff import assert_ids_equal, assert_text_equal
 from tests.hidden import HIDDEN_FILES
 
 UNK = "<unk>"
 ROUNDS = range(6)
-
-
-def read_fixture(fixture_path, name: str) -> str:
-    return fixture_path(name).read_bytes().decode("utf-8")
 
 
 def random_text(rng, n: int) -> str:

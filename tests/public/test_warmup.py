@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from grader.diff import assert_ids_equal, assert_text_equal
-from tests.conftest import PUBLIC_FILES
+from tests.conftest import PUBLIC_FILES, read_fixture
 
 UNK = "<unk>"
 
@@ -35,11 +35,6 @@ TEXTS = {
 }
 TEXT_IDS = list(TEXTS)
 NONEMPTY_IDS = [k for k in TEXTS if TEXTS[k]]
-
-
-def read_fixture(fixture_path, name: str) -> str:
-    # bytes -> str keeps "\r\n" as it is in the file
-    return fixture_path(name).read_bytes().decode("utf-8")
 
 
 # ---- character tokenizer ---------------------------------------------------------------
