@@ -112,6 +112,8 @@ def grade(req: GradeRequest) -> int:
     groups = score_report(config, report)
     summary = table(groups)
     notes = [f"seed {seed}"]
+    if report.get("isolation"):
+        notes.append(f"isolation: {report['isolation']}")
     if code is None:
         notes.append(f"grading stopped after {req.max_time:g} s; tests not run score 0")
     elif report.get("incomplete"):

@@ -40,6 +40,9 @@ class GradingSession:
     def write(self, **extra) -> None:
         self.report_path.parent.mkdir(parents=True, exist_ok=True)
         data = {"tests": list(self.tests.values()), **extra}
+        isolation = sys.modules.get("grader.isolation")
+        if isolation is not None and isolation.CONFINEMENT[0]:
+            data["isolation"] = isolation.CONFINEMENT[0]
         if self.error is not None:
             data["error"] = self.error
         tmp = self.report_path.with_suffix(".tmp")

@@ -18,9 +18,11 @@ What the worker cannot do, and how:
   test in progress with the signal or status; handles it made die with it and say so.
 * forge results: its stdout/stderr go to a pipe drained here with a cap (the protocol has its
   own descriptors), it never learns the results path, and when the grader runs as root the
-  worker runs as an unprivileged, per-worker user id in a private mount namespace where the
-  harness repository (tests, hidden tests, reference, grading.yaml), the original submission
-  and ``/autograder`` are empty read-only mounts.
+  worker runs as an unprivileged, per-worker user id, ``chroot``-ed into a root directory of
+  its own (:func:`grader.worker.confine`) that holds only the system directories, Python
+  and its sandbox: the harness repository (tests, hidden tests, reference, grading.yaml),
+  any other copy of it on the machine, the original submission, home directories and
+  ``/autograder`` are simply not there, and its ``/tmp`` is private.
 * read the tests: see above; it is also given no path into the harness (files passed as
   paths are copied into the sandbox and the argument rewritten).
 
@@ -187,6 +189,7 @@ def _status_kb(pid: int, field: str) -> int | None:
     return None
 
 
+CONFINEMENT: list[str | None] = [None]  # how the last started worker is isolated (for reports)
 _LIVE: "set[WorkerBackend]" = set()  # strong references: every worker is stopped at exit
 
 
@@ -299,8 +302,23 @@ class _Process:
             self.close()
             raise
         self.info = hello[2]
+        CONFINEMENT[0] = self.confinement()
 
     # -- output --
+
+    def confinement(self) -> str:
+        """How this worker is isolated, read from ``/proc`` (not from what the worker says)."""
+        try:
+            root = os.readlink(f"/proc/{self.pid}/root")
+            uid = os.stat(f"/proc/{self.pid}").st_uid
+        except OSError as err:
+            return f"unknown ({err.strerror})"
+        if root == str(self.sandbox / "root") and uid != os.geteuid():
+            return "own user id, private root directory (the system, Python and the sandbox only)"
+        notes = self.info.get("notes") if type(self.info.get("notes")) is list else []
+        why = "; ".join(str(n) for n in notes[:3])[:300]
+        who = "the grader's user id" if uid == os.geteuid() else "its own user id"
+        return f"weak: runs as {who} and sees the machine's files" + (f" ({why})" if why else "")
 
     def _drain(self, fd: int) -> None:
         cap = self.limits.output_bytes

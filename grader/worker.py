@@ -9,8 +9,8 @@ directory), the locale and ``BPE_IMPL``.
 
 Before any submission code is imported, :func:`harden` applies the limits (``RLIMIT_AS``,
 ``RLIMIT_CPU``, ``RLIMIT_NPROC``, ``RLIMIT_FSIZE``, no core files) and, when started as
-root, hides the harness, the original submission and the results directories behind empty
-read-only mounts in a private mount namespace and drops to an unprivileged user id.
+root, moves into a private root directory (:func:`confine`: the system, Python and the
+sandbox, nothing else of the machine) and drops to an unprivileged user id.
 
 Protocol: one line of tagged JSON (:func:`grader.values.wire_dumps`) per message, over two
 dedicated pipe descriptors (never stdout, which is the submission's, captured with a cap by
@@ -55,7 +55,7 @@ def harden(config: dict) -> dict:
     import resource
     import signal
 
-    done: dict[str, Any] = {"hidden": [], "notes": []}
+    done: dict[str, Any] = {"notes": []}
     notes = done["notes"]
     try:
         import ctypes
@@ -65,22 +65,16 @@ def harden(config: dict) -> dict:
         libc = None
         notes.append(f"no libc ({err}): no mount namespace, no prctl")
 
-    hide = [p for p in config.get("hide", []) if os.path.isdir(p)]
-    if hide and libc is not None:
+    if libc is not None:
         if os.geteuid() != 0:
-            notes.append("not root: the harness paths cannot be hidden by a mount namespace")
+            notes.append("not root: no private root directory; the worker sees what this user sees")
         elif libc.unshare(CLONE_NEWNS) != 0:
-            notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}")
+            notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}; no private root directory")
         else:
-            libc.mount(None, b"/", None, MS_REC | MS_PRIVATE, None)
-            if config.get("uid") is not None:
-                expose(libc, config, notes)
-            for path in hide:
-                flags = MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC
-                if libc.mount(b"tmpfs", path.encode(), b"tmpfs", flags, b"size=16k,mode=0555") == 0:
-                    done["hidden"].append(path)
-                else:
-                    notes.append(f"could not hide {path}: {os.strerror(ctypes.get_errno())}")
+            try:
+                done["root"] = confine(libc, config)
+            except OSError as err:
+                notes.append(f"no private root directory: {err}")
 
     limits = config["limits"]
 
@@ -125,42 +119,70 @@ def harden(config: dict) -> dict:
 
 MS_BIND, MS_REMOUNT = 4096, 32
 
+# what the worker's private root shows of the machine's: the system, read-only
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
 
-def expose(libc, config: dict, notes: list) -> None:
-    """Make Python itself reachable by the unprivileged user when it lives under a directory
-    others cannot enter (e.g. ``/root/.pyenv`` under ``/root``, mode 0700): bind-mount each
-    needed directory aside, cover the closed ancestor with an empty tmpfs, and bind the
-    directories back at their own paths. The rest of that ancestor stays invisible."""
+
+def confine(libc, config: dict) -> str:
+    """Give the worker a root directory of its own and ``chroot`` into it.
+
+    The new root is an empty tmpfs holding, at their own paths: the system directories
+    (read-only), Python's installation and site-packages (read-only), ``/dev`` and ``/proc``,
+    a private ``/tmp``, and the sandbox. Nothing else of the machine is there: not the
+    harness, not other checkouts of it, not home directories. Paths the trusted side asks to
+    hide that still fall inside one of those directories are covered by empty mounts.
+    Must run as root in a private mount namespace; the caller then drops to another user id,
+    which cannot ``chroot`` back out."""
+    import ctypes
     import site
 
-    needed = {os.path.realpath(p) for p in (sys.prefix, sys.base_prefix, sys.exec_prefix, os.path.dirname(sys.executable))}
-    needed |= {os.path.realpath(p) for p in site.getsitepackages() if os.path.isdir(p)}
-    blocked: dict[str, list[str]] = {}
-    for path in sorted(needed):
-        parts = path.split("/")
-        for i in range(2, len(parts)):
-            ancestor = "/".join(parts[:i])
-            if not os.stat(ancestor).st_mode & 0o001:
-                blocked.setdefault(ancestor, []).append(path)
-                break
-    staging = os.path.join(config["sandbox"], "mnt")
-    for n, (ancestor, paths) in enumerate(blocked.items()):
-        paths = [p for p in paths if not any(q != p and p.startswith(q + "/") for q in paths)]
-        staged = []
-        for k, path in enumerate(paths):
-            spot = os.path.join(staging, f"{n}-{k}")
-            os.makedirs(spot, exist_ok=True)
-            if libc.mount(path.encode(), spot.encode(), None, MS_BIND | MS_REC, None) == 0:
-                staged.append((spot, path))
-        if libc.mount(b"tmpfs", ancestor.encode(), b"tmpfs", MS_NOSUID | MS_NODEV, b"size=64k,mode=0755") != 0:
-            notes.append(f"could not open a way to {paths} through {ancestor}")
-            continue
-        for spot, path in staged:
-            os.makedirs(path, mode=0o755, exist_ok=True)
-            libc.mount(spot.encode(), path.encode(), None, MS_BIND | MS_REC, None)
-            libc.mount(None, path.encode(), None, MS_REMOUNT | MS_BIND | MS_RDONLY, None)
-        libc.mount(None, ancestor.encode(), None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV, None)
-        notes.append(f"{ancestor} replaced by an empty directory except for {', '.join(paths)}")
+    def mount(src, dst: str, fstype, flags: int, data=None) -> None:
+        enc = lambda v: v.encode() if isinstance(v, str) else v  # noqa: E731
+        if libc.mount(enc(src), enc(dst), enc(fstype), flags, enc(data)) != 0:
+            raise OSError(ctypes.get_errno(), f"mount {src or ''} on {dst}: {os.strerror(ctypes.get_errno())}")
+
+    root = os.path.join(config["sandbox"], "root")
+    os.mkdir(root, 0o755)
+    mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
+    placed: list[str] = []
+
+    def place(path: str, *, writable: bool = False, recursive: bool = False, devices: bool = False) -> None:
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in placed) or not os.path.lexists(path):
+            return
+        inside = root + path
+        os.makedirs(os.path.dirname(inside), mode=0o755, exist_ok=True)
+        if os.path.islink(path):  # /bin -> usr/bin on merged-/usr systems
+            os.symlink(os.readlink(path), inside)
+            return
+        if not os.path.isdir(path):
+            return
+        os.makedirs(inside, mode=0o755, exist_ok=True)
+        mount(path, inside, None, MS_BIND | (MS_REC if recursive else 0))
+        placed.append(path)
+        if not writable:
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (0 if devices else MS_NODEV)
+            mount(None, inside, None, flags)
+
+    for path in SYSTEM_DIRS:
+        place(path, recursive=path == "/sys")
+    place("/dev", writable=True, recursive=True, devices=True)
+    place("/proc", writable=True, recursive=True)
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
+    python |= {p for p in site.getsitepackages() if os.path.isdir(p)}
+    for path in sorted({os.path.realpath(p) for p in python}, key=len):
+        place(path)
+    os.makedirs(root + "/tmp", exist_ok=True)
+    mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+    sandbox = os.path.realpath(config["sandbox"])
+    place(sandbox, writable=True)  # not recursive: its "root" folder shows empty inside
+    for path in config.get("hide", []):
+        inside = root + os.path.realpath(path)
+        if os.path.isdir(inside) and not (sandbox + "/").startswith(os.path.realpath(path) + "/"):
+            mount("tmpfs", inside, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=0555")
+    mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chroot(root)
+    os.chdir("/")
+    return "private root: " + ", ".join(placed) + ", /tmp (empty)"
 
 
 def _count_processes(uid: int) -> int:

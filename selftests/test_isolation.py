@@ -271,6 +271,40 @@ def test_as_root_the_worker_is_unprivileged_and_cannot_see_the_harness(make):
     assert forks < 64
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can give the worker a private root directory")
+def test_as_root_no_copy_of_the_harness_anywhere_on_the_machine_is_readable(make):
+    # another checkout of the tests (an instructor's working copy, a previous clone) in a
+    # world-readable place that has nothing to do with this repository's path
+    import shutil
+    import tempfile
+
+    copy = Path(tempfile.mkdtemp(prefix="bpe-other-checkout-", dir="/var/tmp"))
+    try:
+        os.chmod(copy, 0o755)
+        (copy / "tests").mkdir()
+        (copy / "tests" / "secret.py").write_text("ANSWER = 42\n")
+        os.chmod(copy / "tests" / "secret.py", 0o644)
+        impl = make(
+            f"""
+            def run_pretokenize(text):
+                out = []
+                for p in {[str(copy / "tests" / "secret.py"), str(ROOT / "grading.yaml"), "/tmp"]!r}:
+                    try:
+                        out.append(p + ":" + (open(p).read(20) if not os.path.isdir(p) else ",".join(os.listdir(p))))
+                    except OSError as err:
+                        out.append(p + ":" + type(err).__name__)
+                return out + sorted(os.listdir("/"))
+            """
+        )
+        seen = impl.run_pretokenize("")
+        assert seen[0].endswith(":FileNotFoundError") and seen[1].endswith(":FileNotFoundError"), seen
+        others = [n for n in seen[2].partition(":")[2].split(",") if n]
+        assert len(others) <= 1, f"the worker's /tmp holds only its own sandbox: {seen[2]}"
+        assert "var" not in seen[3:] and "home" not in seen[3:], seen
+    finally:
+        shutil.rmtree(copy, ignore_errors=True)
+
+
 def test_a_forged_reply_on_the_protocol_pipe_is_only_a_returned_value(make):
     # writing to every descriptor cannot get more than returning a value would
     impl = make(
