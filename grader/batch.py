@@ -267,9 +267,12 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
         cmd += ["--tests", *opts.tests]
     log = opts.out / "logs" / f"{sub.student}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ)
+    if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (grader.isolation.default_spin)
+        env.setdefault("BPE_GRADER_SPIN", "0")
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                                start_new_session=True)
+                                start_new_session=True, env=env)
         RUNNING.add(proc.pid)
         try:
             proc.wait(timeout=opts.max_time + GRACE)

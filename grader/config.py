@@ -277,11 +277,12 @@ def load_config(path: str | Path) -> Config:
     )
 
 
-def check_selection(config: Config, collected: dict[str, set[str]]) -> dict[str, Group]:
+def check_selection(config: Config, collected: dict[str, set[str]], partial: bool = False) -> dict[str, Group]:
     """Assign every collected test (node id -> markers) to its group; ``ConfigError`` for a
-    group or override whose selection matches no test, or a test in no group."""
+    group or override whose selection matches no test (unless ``partial``: only a chosen
+    subset of the suite was collected), or a test in no group."""
     assigned = {nodeid: config.group_of(nodeid, markers) for nodeid, markers in collected.items()}
-    for group in config.groups:
+    for group in config.groups if not partial else ():
         if not any(g is group for g in assigned.values()):
             raise ConfigError(
                 f"{config.path}:{group.line}: group {group.name!r}: its selection {list(group.select) + list(group.markers)} "

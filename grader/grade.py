@@ -57,6 +57,8 @@ def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int
     ]
     if req.submission is not None:
         cmd += ["--submission", str(req.submission)]
+    if req.tests:
+        cmd.append("--grading-partial")
     isolate = _isolation_available() if req.isolate is None else req.isolate
     if isolate:
         cmd.append("--isolate")
@@ -112,6 +114,8 @@ def grade(req: GradeRequest) -> int:
     groups = score_report(config, report)
     summary = table(groups)
     notes = [f"seed {seed}"]
+    if req.tests:
+        notes.append(f"partial grade: only {' '.join(req.tests)}")
     if report.get("isolation"):
         notes.append(f"isolation: {report['isolation']}")
     if code is None:

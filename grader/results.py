@@ -92,6 +92,8 @@ def score_report(config: Config, report: dict) -> list[GroupResult]:
         weight_passed = sum(t.max_score for t in g.tests if t.status == "passed")
         g.score = round(g.points * weight_passed / weight_all, 4) if weight_all else 0.0
         g.seconds = sum(t.duration for t in g.tests)
+    if report.get("partial"):  # grade --tests: groups outside the chosen tests are not graded
+        return [g for g in groups.values() if g.tests]
     return list(groups.values())
 
 

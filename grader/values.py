@@ -17,6 +17,7 @@ import base64
 import collections
 import json
 import os
+from array import array
 from dataclasses import dataclass
 from typing import Any
 
@@ -98,6 +99,8 @@ class ListOf(Shape):
             raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
         if isinstance(self.item, Exact) and len(self.item.types) == 1:
             wanted = self.item.types[0]
+            if only(value, wanted):
+                return
             for i, v in enumerate(value):
                 if type(v) is not wanted:
                     raise WrongResult(f"{where}[{i}] should be {self.item.name}, got {_describe(v)}")
@@ -151,6 +154,35 @@ def _b64(data: bytes) -> str:
     return base64.b64encode(data).decode("ascii")
 
 
+def only(items: Any, kind: type) -> bool:
+    """Whether every item is exactly of type ``kind`` (``bool`` is not ``int``); fast."""
+    return set(map(type, items)) <= {kind}
+
+
+PACK_MIN = 64  # lists of ints at least this long travel as packed 64-bit integers
+
+
+def _pack_ints(value: list) -> dict | list:
+    """A long list of ints as the hex of its 32-bit (``$i4``) or 64-bit (``$i8``) array."""
+    for code, tag in (("i", "$i4"), ("q", "$i8")):
+        try:
+            return {tag: array(code, value).tobytes().hex()}
+        except OverflowError:
+            continue
+    return value  # an int beyond 64 bits: plain JSON keeps it exact
+
+
+def _unpack_ints(body: Any, code: str) -> list[int]:
+    if type(body) is not str:
+        raise ValueError("malformed packed integers on the wire")
+    raw = bytes.fromhex(body)
+    out = array(code)
+    if len(raw) % out.itemsize:
+        raise ValueError("packed integers on the wire do not add up")
+    out.frombytes(raw)
+    return out.tolist()
+
+
 def _is_merges(value: list) -> bool:
     return all(type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes for v in value)
 
@@ -158,13 +190,15 @@ def _is_merges(value: list) -> bool:
 def _tag(value: Any) -> Any:
     kind = type(value)
     if kind is list:
-        if all(type(v) is int for v in value) or all(type(v) is str for v in value):
-            return value  # the common case (ids, pre-tokens) needs no tags
+        if only(value, int):  # the common case: ids
+            return _pack_ints(value) if len(value) >= PACK_MIN else value
+        if only(value, str):  # pre-tokens need no tags either
+            return value
         if _is_merges(value):  # packed: one base64 string and the lengths
             return {"$pb": [_b64(b"".join(a + b for a, b in value)), [n for a, b in value for n in (len(a), len(b))]]}
         return [_tag(v) for v in value]
     if kind is dict:
-        if value and all(type(k) is int for k in value) and all(type(v) is bytes for v in value.values()):
+        if value and only(value, int) and only(value.values(), bytes):
             return {"$vb": [list(value), _b64(b"".join(value.values())), [len(v) for v in value.values()]]}
         return {"$d": [[_tag(k), _tag(v)] for k, v in value.items()]}
     if kind is bytes:
@@ -194,6 +228,8 @@ def _untag(obj: dict) -> Any:
     ((tag, body),) = obj.items()
     if tag == "$b":
         return base64.b64decode(body, validate=True)
+    if tag == "$i4" or tag == "$i8":
+        return _unpack_ints(body, "i" if tag == "$i4" else "q")
     if tag == "$vb":
         if type(body) is not list or len(body) != 3 or type(body[0]) is not list or len(body[0]) != len(body[2]):
             raise ValueError("malformed packed vocabulary on the wire")

@@ -57,3 +57,20 @@ def test_quick_run_prints_tables(tmp_path):
         assert "| NO |" not in proc.stdout
     for peer in bench.missing_peers():
         assert bench.PEER_MODULES[peer] in proc.stdout
+
+
+def test_isolation_overhead_table_gives_both_ratios():
+    from bench.isolation import table
+
+    text = table({"in-process": [10.0, 12.0, 11.0], "isolated": [11.0, 13.0, 12.1]})
+    assert "| in-process | 11.00 | 10.00 | 3 |" in text
+    assert "+10% median to median, +10% best to best" in text
+
+
+@pytest.mark.timeout(300)
+def test_isolation_overhead_is_measured_on_a_test_selection():
+    from bench.isolation import measure
+
+    times = measure(1, ["tests/public/test_primitives.py"])
+    assert {k: len(v) for k, v in times.items()} == {"in-process": 1, "isolated": 1}
+    assert all(t > 0 for v in times.values() for t in v)

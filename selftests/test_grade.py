@@ -70,6 +70,16 @@ def test_partial_submission_gets_exactly_its_groups_points(tmp_path):
         assert scores.get(group, 0.0) == pytest.approx(expected, abs=0.02), f"group {group}: {scores.get(group)} != {expected}"
 
 
+def test_grading_a_chosen_subset_scores_only_the_groups_it_touches(tmp_path):
+    run = run_grader("grade", "--impl", "reference", "--tests", "tests/public/test_primitives.py", results=tmp_path / "r.json")
+    assert run.code == 0, run.stderr
+    primitives = next(g.points for g in load_config(ROOT / "grading.yaml").groups if g.name == "primitives")
+    assert set(run.group_scores()) == {"primitives"}
+    assert run.results["score"] == pytest.approx(primitives)
+    assert "partial grade: only tests/public/test_primitives.py" in run.results["output"]
+    assert "isolation: " in run.results["output"]
+
+
 def _without_timings(data: dict) -> dict:
     data = dict(data, execution_time=None, output=None)
     data["tests"] = [dict(t, output=None) if "reference" in t["output"] and " s" in t["output"] else t for t in data["tests"]]

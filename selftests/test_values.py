@@ -22,11 +22,20 @@ class LyingList(list):
         ({0: b"\x00", 1: b"ab"}, [(b"a", b"b")]),
         ["x", None, 1.5, True],
         {b"k": [(), ()]},
+        list(range(-5, 300)),  # long lists of ints travel packed (32-bit)
+        [2**40, -(2**63), 2**63 - 1] * 30,  # 64-bit
+        [2**64, 1] * 40,  # beyond 64 bits: plain JSON
+        [True] * 100,  # bools stay bools
+        [1] * 99 + [True],
     ],
+    ids=["ints", "pair_counts", "trained", "mixed", "bytes_key", "packed32", "packed64", "bigints", "bools", "one_bool"],
 )
 def test_wire_round_trip_preserves_plain_data(value):
-    assert V.wire_loads(V.wire_dumps(value)) == value
-    assert type(V.wire_loads(V.wire_dumps(value))) is type(value)
+    back = V.wire_loads(V.wire_dumps(value))
+    assert back == value
+    assert type(back) is type(value)
+    if type(value) is list:
+        assert [type(v) for v in back] == [type(v) for v in value]
 
 
 @pytest.mark.parametrize("value", [LyingList([1]), [True.__class__(1), LyingList()], object()])
@@ -71,8 +80,14 @@ def test_wire_loads_rejects_malformed_input(text):
         '{"$vb": [[1], "YWI=", [5]]}',
         '{"$pb": ["YWI=", [1]]}',
         '{"$pb": ["YWI=", [1, -1]]}',
+        '{"$i4": "0500000006"}',
+        '{"$i8": "zz"}',
+        '{"$i4": [5]}',
     ],
-    ids=["lengths_and_keys_differ", "unhashable_key", "lengths_exceed_data", "odd_lengths", "negative_length"],
+    ids=[
+        "lengths_and_keys_differ", "unhashable_key", "lengths_exceed_data", "odd_lengths", "negative_length",
+        "ints_cut_short", "ints_not_hex", "ints_not_a_string",
+    ],
 )
 def test_wire_loads_rejects_malformed_packed_values(text):
     with pytest.raises(ValueError):
