@@ -10,7 +10,6 @@ from __future__ import annotations
 import json
 import os
 from functools import lru_cache
-from pathlib import Path
 
 
 @lru_cache(maxsize=1)
@@ -51,9 +50,11 @@ def save_tokenizer_files(
     encoder = {_to_text(token): i for i, token in sorted(vocab.items())}
     if len(encoder) != len(vocab):
         raise ValueError("save: two ids have the same bytes; vocab.json cannot store that")
-    Path(vocab_path).write_text(json.dumps(encoder, ensure_ascii=False), encoding="utf-8")
+    with open(vocab_path, "w", encoding="utf-8") as f:
+        f.write(json.dumps(encoder, ensure_ascii=False))
     lines = ["#version: 0.2", *(f"{_to_text(a)} {_to_text(b)}" for a, b in merges)]
-    Path(merges_path).write_text("\n".join(lines) + "\n", encoding="utf-8")
+    with open(merges_path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
 
 
 def load_tokenizer_files(

@@ -18,11 +18,9 @@ special tokens come last in the order given.
 from __future__ import annotations
 
 import heapq
+import io
 import os
 from collections import Counter, defaultdict
-from concurrent.futures import ProcessPoolExecutor
-from pathlib import Path
-from typing import BinaryIO
 
 import regex
 
@@ -35,9 +33,10 @@ _SAFE_CUT = regex.compile(r"(?<=\S)\s")  # a pre-token always ends between these
 
 def read_corpus(input_path: str | os.PathLike) -> str:
     """The corpus as text; ``ValueError`` naming the file if it is missing or not UTF-8."""
-    path = Path(input_path)
+    path = os.fspath(input_path)
     try:
-        data = path.read_bytes()
+        with open(path, "rb") as f:
+            data = f.read()
     except FileNotFoundError:
         raise ValueError(f"train_bpe: training file not found: {path}") from None
     except IsADirectoryError:
@@ -88,6 +87,8 @@ def count_pretokens(text: str, special_tokens: list[str], workers: int | None = 
             if filled >= size:
                 batches.append([])
                 filled = 0
+    from concurrent.futures import ProcessPoolExecutor  # imported only when needed: it is slow to import
+
     total: Counter[str] = Counter()
     with ProcessPoolExecutor(workers) as pool:
         for counts in pool.map(_count_segments, batches):
@@ -115,7 +116,7 @@ def _find_cut(text: str, start: int, end: int, special_tokens: list[str]) -> int
     return None
 
 
-def _next_cut(f: BinaryIO, pos: int, total: int, special_tokens: list[str]) -> int | None:
+def _next_cut(f: io.BufferedReader, pos: int, total: int, special_tokens: list[str]) -> int | None:
     """Byte offset of a safe cut (see ``_find_cut``) at or soon after ``pos`` in the open
     file ``f`` of ``total`` bytes, reading a window that grows until one is found."""
     margin = max((len(t) for t in special_tokens), default=1)  # context needed on each side
@@ -177,6 +178,8 @@ def count_file(input_path: str | os.PathLike, special_tokens: list[str], workers
         raise
     offsets = chunk_offsets(input_path, CHUNK_BYTES, special_tokens)
     n = len(offsets) - 1
+    from concurrent.futures import ProcessPoolExecutor
+
     total: Counter[str] = Counter()
     try:
         # Only picklable arguments and a module-level function: works with 'fork' and 'spawn'.
