@@ -7,15 +7,15 @@ lot in real text, so their ids are cached.
 
 from __future__ import annotations
 
+import gc
 import os
 from collections.abc import Iterable, Iterator
-from itertools import repeat
+from itertools import chain, repeat
 
 import regex
 
 from .gpt2_files import load_tokenizer_files, save_tokenizer_files
 from .pretokenize import GPT2_REGEX, special_tokens_regex
-from .primitives import merge
 
 NO_MERGE = float("inf")
 CACHE_LIMIT = 200_000  # pre-tokens kept in the cache; bounds memory on endless streams
@@ -53,8 +53,7 @@ class Tokenizer:
                 raise ValueError(f"Tokenizer: the vocabulary has no id for the single byte {b}")
             self.byte_ids.append(self.token_ids[bytes([b])])
         self.ranks: dict[tuple[int, int], int] = {}  # (left id, right id) -> merge rank
-        self.merged_id: dict[tuple[int, int], int] = {}  # (left id, right id) -> id of the merge
-        self.pair_of_rank: dict[int, tuple[int, int]] = {}  # the inverse of ranks
+        self.merged_of_rank: dict[int, int] = {}  # merge rank -> id of the merged token
         for rank, (a, b) in enumerate(self.merges):
             try:
                 pair = (self.token_ids[a], self.token_ids[b])
@@ -63,8 +62,7 @@ class Tokenizer:
                 raise ValueError(f"Tokenizer: merge #{rank} {(a, b)!r} uses bytes missing from vocab") from None
             if pair not in self.ranks:
                 self.ranks[pair] = rank
-                self.merged_id[pair] = merged
-                self.pair_of_rank[rank] = pair
+                self.merged_of_rank[rank] = merged
         self.cache: dict[str, list[int]] = {}
 
     @classmethod
@@ -80,36 +78,59 @@ class Tokenizer:
         save_tokenizer_files(self.vocab, self.merges, vocab_path, merges_path)
 
     def _bpe(self, word: str) -> list[int]:
-        """Ids of one pre-token: apply the lowest-ranked merge present until none applies."""
+        """Ids of one pre-token: apply the lowest-ranked merge present until none applies.
+
+        ``ranks[i]`` is the rank of the pair ``(ids[i], ids[i + 1])``. Each step merges the
+        leftmost occurrence of the lowest rank (as tiktoken does: further occurrences of that
+        pair follow in the next steps, before any pair the merge created, which rank later)
+        and recomputes only the two ranks next to it. min/index run in C."""
         ids = [self.byte_ids[b] for b in word.encode("utf-8")]
         rank_of = self.ranks.get
-        while len(ids) > 1:
-            # the lowest rank among adjacent pairs (map/zip run in C: no Python call per pair)
-            best = min(map(rank_of, zip(ids, ids[1:]), repeat(NO_MERGE)))
+        ranks = list(map(rank_of, zip(ids, ids[1:]), repeat(NO_MERGE)))
+        while ranks:
+            best = min(ranks)
             if best == NO_MERGE:
                 break
-            pair = self.pair_of_rank[best]
-            ids = merge(ids, pair, self.merged_id[pair])
+            i = ranks.index(best)
+            new_id = self.merged_of_rank[best]
+            ids[i : i + 2] = [new_id]
+            del ranks[i]
+            if i > 0:
+                ranks[i - 1] = rank_of((ids[i - 1], new_id), NO_MERGE)
+            if i < len(ranks):
+                ranks[i] = rank_of((new_id, ids[i + 1]), NO_MERGE)
         return ids
 
     def _encode_ordinary(self, text: str, out: list[int]) -> None:
         """Append the ids of special-free ``text`` to ``out``.
 
-        The hot loop of encoding: most pre-tokens are already in the cache, so the common
-        case is one dict lookup and one in-place list extension (``+=``, no method call)
-        per pre-token; ``try`` costs nothing when no exception is raised."""
+        The hot path of encoding, with no Python-level loop over pre-tokens: the pre-tokens
+        not yet in the cache are found with one set difference, only those go through
+        ``_bpe``, and the ids of all pre-tokens are then looked up and concatenated by
+        ``map`` and ``chain`` (both run in C)."""
         cache = self.cache
-        for word in GPT2_REGEX.findall(text):
-            try:
-                out += cache[word]
-            except KeyError:
-                if len(cache) >= CACHE_LIMIT:
-                    cache.clear()  # bounds memory on endless streams
-                ids = cache[word] = self._bpe(word)
-                out += ids
+        words = GPT2_REGEX.findall(text)
+        new = set(words).difference(cache)
+        if len(cache) + len(new) > CACHE_LIMIT:  # bounds memory on endless streams
+            cache.clear()
+            new = set(words)
+        for word in new:
+            cache[word] = self._bpe(word)
+        out += chain.from_iterable(map(cache.__getitem__, words))
 
     def encode(self, text: str) -> list[int]:
         """Text -> ids; special tokens are encoded whole, never split or merged."""
+        # Encoding makes millions of small objects and no reference cycles: reference counting
+        # frees everything, and pausing the cyclic collector saves its repeated rescans.
+        collecting = gc.isenabled()
+        gc.disable()
+        try:
+            return self._encode(text)
+        finally:
+            if collecting:
+                gc.enable()
+
+    def _encode(self, text: str) -> list[int]:
         out: list[int] = []
         if self.special_regex is None:
             self._encode_ordinary(text, out)
