@@ -153,17 +153,26 @@ def run_child(spec: dict, timeout: float = 1800) -> dict:
     return json.loads(lines[-1])
 
 
-def measure(task: str, contender: str, path: Path, label: str, vocab: int = 0, **kw) -> Result:
-    """Run one contender on one input in a fresh process."""
+def repeats_for(size: int) -> int:
+    """Runs per measurement: the median of 5 below 2 MB and of 3 up to 20 MB, where a run
+    takes seconds at most and a busy machine skews single runs most; one run above."""
+    return 5 if size < 2 * MB else 3 if size <= 20 * MB else 1
+
+
+def measure(task: str, contender: str, path: Path, label: str, vocab: int = 0, repeats: int = 1, **kw) -> Result:
+    """Run one contender on one input in a fresh process, ``repeats`` times; the run with
+    the median time."""
     result = Result(task, label, contender, path.stat().st_size, vocab)
     module = PEER_MODULES.get(contender)
     if module and importlib.util.find_spec(module) is None:
         result.note = f"missing: pip install {module}"
         return result
-    out = run_child({"task": task, "contender": contender, "path": str(path), "vocab": vocab, **kw})
-    if "error" in out:
-        result.note = out["error"]
+    runs = [run_child({"task": task, "contender": contender, "path": str(path), "vocab": vocab, **kw}) for _ in range(repeats)]
+    failed = [r for r in runs if "error" in r]
+    if failed:
+        result.note = failed[0]["error"]
         return result
+    out = sorted(runs, key=lambda r: r["seconds"])[(len(runs) - 1) // 2]
     result.seconds = out["seconds"]
     result.pretok_seconds = out.get("pretok_seconds")
     result.merge_seconds = out.get("merge_seconds")

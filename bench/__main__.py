@@ -35,7 +35,7 @@ def run_training(data_dir: Path, quick: bool, peers: list[str], log) -> list[Res
     results = []
     for label, path, vocab in training_inputs(data_dir, quick):
         for contender in ["reference", *peers]:
-            r = measure("train", contender, path, label, vocab, specials=[bench.EOT])
+            r = measure("train", contender, path, label, vocab, repeats=1 if quick else bench.repeats_for(path.stat().st_size), specials=[bench.EOT])
             log(f"train {label} vocab {vocab} {contender}: {r.seconds if r.seconds is not None else r.note}")
             results.append(r)
     return results
@@ -53,7 +53,10 @@ def run_encoding(data_dir: Path, quick: bool, log) -> list[Result]:
     results = []
     for label, path in inputs:
         for contender in ("reference", "reference-iter", "tiktoken"):
-            r = measure("encode", contender, path, label, vocab_path=str(files[0]), merges_path=str(files[1]))
+            r = measure(
+                "encode", contender, path, label, repeats=1 if quick else bench.repeats_for(path.stat().st_size),
+                vocab_path=str(files[0]), merges_path=str(files[1]),
+            )
             log(f"encode {label} {contender}: {r.seconds if r.seconds is not None else r.note}")
             results.append(r)
     return results
