@@ -327,14 +327,18 @@ class _Process:
         self.drain.start()
         try:
             wait = min(self.limits.startup_timeout, self.limits.call_timeout + 10)
+            # "ready" comes after the sandbox is set up and before any submission code runs
+            ready = self.recv(0, wait, "starting")
+            if ready[0] != "ready" or len(ready) != 3 or type(ready[2]) is not dict:
+                raise self.violation(f"did not start properly ({ready!r:.200})")
+            self.info = ready[2]
+            CONFINEMENT[0] = self.confinement()
             hello = self.recv(0, wait, "starting (importing adapters.py)")
             if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
                 raise self.violation(f"did not start properly ({hello!r:.200})")
         except BaseException:
             self.close()
             raise
-        self.info = hello[2]
-        CONFINEMENT[0] = self.confinement()
 
     # -- output --
 

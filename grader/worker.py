@@ -16,6 +16,8 @@ Protocol: one line of tagged JSON (:func:`grader.values.wire_dumps`) per message
 dedicated pipe descriptors (never stdout, which is the submission's, captured with a cap by
 the trusted side). Requests and replies are lists::
 
+                                                       <- ["ready", 0, {notes}] (sandbox set up)
+                                                       <- ["hello", 0, {pid, uid}] (adapters.py imported)
     -> ["call", rid, adapter, args, returns_handle]   <- ["ok", rid, value | handle id]
     -> ["method", rid, handle, name, args]            <- ["err", rid, {kind, mro, message, traceback}]
     -> ["probe", rid, probe, handle | None, args]
@@ -486,6 +488,7 @@ def main(config: dict) -> None:
     rfd, wfd = config["fds"]
     channel = Channel(rfd, wfd, float(config.get("spin", 0.0)))
     info = harden(config)
+    channel.send(["ready", 0, info])  # sandbox in place; no submission code has run yet
     clean_import_state(config["code_dir"], config["harness_dir"])
     os.chdir(config["work_dir"])
     worker = Worker(config, channel)
@@ -493,5 +496,5 @@ def main(config: dict) -> None:
         worker.load()  # import the submission now: a crash here is a broken submission, not a test failure
     except _Broken:
         pass  # reported on every call
-    channel.send(["hello", 0, {"pid": os.getpid(), "uid": os.getuid(), **info}])
+    channel.send(["hello", 0, {"pid": os.getpid(), "uid": os.getuid()}])
     worker.loop()

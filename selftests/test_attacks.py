@@ -152,6 +152,12 @@ def test_every_attack_folder_has_an_expectation():
     assert sorted(p.name for p in ATTACKS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))) == sorted(EXPECT)
 
 
+# attacks on files: only a grader running as root can hide them (a private root directory)
+# and protect them (another user id) from the worker
+NEED_ROOT = {"read_hidden", "forge_results", "tamper_fixtures"}
+CONFINED = "isolation: own user id, private root directory"
+
+
 @pytest.mark.parametrize("name", list(EXPECT))
 def test_attack_is_contained(graded, name):
     out = graded[name]
@@ -160,6 +166,10 @@ def test_attack_is_contained(graded, name):
     assert out["seconds"] < GRADE_LIMIT, context
     data = out["results"]
     assert data is not None and data.get("tests"), context  # a genuine results file, not a forged one
+    if os.geteuid() == 0:
+        assert CONFINED in data["output"], f"run as root, the worker must be confined\n{context}"
+    elif name in NEED_ROOT:
+        pytest.skip(f"{name}: not root, so the worker cannot be confined here ({data['output'].splitlines()[-1]})")
     assert "forged" not in json.dumps(data)[:100000]
     control = graded["control_wrong_merge"]["groups"]["merge"][0]
     for group, expectation in EXPECT[name].items():
