@@ -125,7 +125,8 @@ def harden(config: dict) -> dict:
 MS_BIND, MS_REMOUNT = 4096, 32
 
 # what the worker's private root shows of the machine's: the system, read-only
-SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc", "/sys")
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+OPTIONAL_DIRS = ("/sys",)  # nice to have (CPU topology); some containers refuse to bind it
 
 
 def confine(libc, config: dict) -> str:
@@ -169,7 +170,12 @@ def confine(libc, config: dict) -> str:
             mount(None, inside, None, flags)
 
     for path in SYSTEM_DIRS:
-        place(path, recursive=path == "/sys")
+        place(path)
+    for path in OPTIONAL_DIRS:
+        try:
+            place(path, recursive=True)
+        except OSError:
+            pass
     place("/dev", writable=True, recursive=True, devices=True)
     place("/proc", writable=True, recursive=True)
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
