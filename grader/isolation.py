@@ -469,6 +469,7 @@ class _Process:
             except BlockingIOError:
                 if time.perf_counter() > until:
                     return None
+                os.sched_yield()  # a process with real work on this core goes first
 
     def _read_remaining(self) -> bytes:
         out = b""
