@@ -607,6 +607,7 @@ class WorkerBackend:
         self._start_failures = 0
         self._start_failure: str | None = None
         self._made_files = False  # the last call copied files into the sandbox
+        self._renamed: list[tuple[str, str]] = []  # (sandbox path, path the test gave) of the last call
         self._ref_counter = 0
         _LIVE.add(self)
 
@@ -806,6 +807,10 @@ class WorkerBackend:
     # -- path arguments --
 
     def _rewrite_paths(self, key: str, args: tuple, proc: _Process, rid: int) -> tuple[list, list[tuple[Path, str]]]:
+        """Path arguments replaced by copies in the worker's sandbox (inputs) or places it may
+        write (outputs, copied back by :meth:`_copy_back`); ``self._renamed`` maps each
+        sandbox path back to the one the test passed, for error messages."""
+        self._renamed = []
         kinds = PATH_ARGS.get(key, {})
         if not kinds and not any(isinstance(a, os.PathLike) for a in args):
             return list(args), []
@@ -836,7 +841,28 @@ class WorkerBackend:
                     target = folder / "missing-directory" / target.name
                 out[i] = str(target)
                 copy_back.append((target, str(original)))
+            self._renamed.append((out[i], os.fspath(value)))
         return out, copy_back
+
+    def _unsandboxed(self, err: BaseException) -> None:
+        """Put the paths the test gave back in place of sandbox paths in ``err``'s message and
+        notes, so a student reads the path they passed (as they would in-process)."""
+        if not self._renamed:
+            return
+
+        def fix(text: str) -> str:
+            for sandboxed, original in self._renamed:
+                text = text.replace(sandboxed, original)
+                folder, given = os.path.dirname(sandboxed), os.path.dirname(original)
+                if folder and given:
+                    text = text.replace(folder + os.sep, given + os.sep)
+            return text
+
+        if err.args and all(type(a) is str for a in err.args):
+            err.args = tuple(fix(a) for a in err.args)
+        notes = getattr(err, "__notes__", None)
+        if type(notes) is list:
+            notes[:] = [fix(n) if type(n) is str else n for n in notes]
 
     def _copy_back(self, pairs: list[tuple[Path, str]], proc: _Process) -> None:
         for sandboxed, original in pairs:
@@ -871,6 +897,9 @@ class WorkerBackend:
                 value = self._request(["call", adapter, returns_handle], f"running adapters.{adapter}(...)", wire_args)
                 if copy_back and self._proc is proc:
                     self._copy_back(copy_back, proc)
+            except BaseException as err:
+                self._unsandboxed(err)
+                raise
             finally:
                 if self._proc is proc:
                     self._cleanup_inputs(proc)
@@ -905,6 +934,9 @@ class WorkerBackend:
             before = self._reset_peak(proc)
             try:
                 value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
+            except BaseException as err:
+                self._unsandboxed(err)
+                raise
             finally:
                 if self._proc is proc:
                     self._cleanup_inputs(proc)

@@ -81,7 +81,7 @@ def test_paths_are_copied_in_and_written_files_copied_back(reference, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("low lower lowest " * 50 + "<|endoftext|>" + "new newer " * 20)
     vocab, merges = reference.run_train_bpe(corpus, 270, ["<|endoftext|>"])
-    assert len(vocab) == 270 and merges[0] == (b"l", b"o") or merges
+    assert len(vocab) == 256 + len(merges) + 1 and merges[0] == (b"o", b"w")  # ties (l, o); the greater wins
     out = tmp_path / "saved"
     out.mkdir()
     reference.run_save_tokenizer(vocab, merges, out / "vocab.json", out / "merges.txt")
@@ -90,6 +90,19 @@ def test_paths_are_copied_in_and_written_files_copied_back(reference, tmp_path):
     assert again.encode("lowest<|endoftext|>") == reference.get_tokenizer(vocab, merges, ["<|endoftext|>"]).encode(
         "lowest<|endoftext|>"
     )
+
+
+def test_errors_name_the_paths_the_test_gave_not_the_sandbox_copies(reference, tmp_path):
+    missing = tmp_path / "no_such_corpus.txt"
+    with pytest.raises(ValueError) as err:
+        reference.run_train_bpe(str(missing), 300, [])
+    assert str(missing) in str(err.value)
+    assert "bpe-worker" not in str(err.value)
+    bad = tmp_path / "latin1.txt"
+    bad.write_bytes(b"caf\xe9")
+    with pytest.raises(ValueError) as err:
+        reference.run_train_bpe(bad, 300, [])
+    assert str(bad) in str(err.value) and "bpe-worker" not in str(err.value)
 
 
 def test_probe_runs_in_the_worker_and_reports_resident_memory(reference, tmp_path):

@@ -93,8 +93,9 @@ def train_bpe(
         ValueError: each with a message naming the problem (and, for the file errors, the
             path):
 
-            * ``vocab_size < 256 + number of distinct special tokens``. This is checked
-              first, before the file is touched;
+            * ``vocab_size < 256 + number of distinct special tokens``; the message shows
+              the ``vocab_size`` given (e.g. ``"vocab_size=200 is too small: ..."``). This
+              is checked first, before the file is touched;
             * the file does not exist;
             * the path is a directory;
             * the file is not valid UTF-8;

@@ -13,6 +13,7 @@ Notation in the comments: ``_`` is a space, ``(a,b)=3`` means the pair occurs 3 
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -366,13 +367,18 @@ def test_vocab_size_below_bytes_plus_specials_is_a_value_error(impl, tmp_path, v
     path = write_corpus(tmp_path, SENNRICH)
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(path), vocab_size, specials)
-    assert str(vocab_size) in str(err.value), f"the message should name vocab_size={vocab_size}: {err.value}"
+    assert names_number(str(err.value), vocab_size), f"the message should show vocab_size={vocab_size}: {err.value}"
 
 
 def test_vocab_size_is_checked_before_the_file_is_read(impl, tmp_path):
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(tmp_path / "missing.txt"), 200, [])
-    assert "200" in str(err.value), f"a too small vocab_size is reported first, naming 200: {err.value}"
+    assert names_number(str(err.value), 200), f"a too small vocab_size is reported first, showing 200: {err.value}"
+
+
+def names_number(message: str, number: int) -> bool:
+    """``number`` appears in ``message`` as a whole number (not as a digit of another)."""
+    return re.search(rf"(?<![\d.]){number}(?![\d.]?\d)", message) is not None
 
 
 def test_missing_file_is_a_value_error_naming_it(impl, tmp_path):
