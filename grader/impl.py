@@ -177,7 +177,7 @@ class Handle:
             _record(self._impl, ("method", self._recipe, name, args), err)
             raise
         _record(self._impl, ("method", self._recipe, name, args), value)
-        METHODS[self._kind][name].check(value, f"{name}(...) returned a value that")
+        V.wrong_result(f"{name}(...)", METHODS[self._kind][name], value)
         return value
 
     def encode(self, text: str) -> list[int]:
@@ -220,7 +220,7 @@ class Implementation:
             _record(self, ("call", adapter, args), err)
             raise
         _record(self, ("call", adapter, args), value)
-        shape.check(value, f"adapters.{adapter}(...) returned a value that")
+        V.wrong_result(f"adapters.{adapter}(...)", shape, value)
         return value
 
     def __getattr__(self, name: str) -> Any:

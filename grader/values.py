@@ -30,7 +30,16 @@ class WrongResult(AssertionError):
 
 
 def _describe(value: Any) -> str:
-    text = repr(value) if type(value) in _SCALARS else f"a {type(value).__qualname__}"
+    """``int 116``, ``str 'ab'``, ``None``, or ``a tuple`` (with its length) for containers."""
+    kind = type(value)
+    if value is None:
+        return "None"
+    if kind in _SCALARS:
+        text = f"{kind.__name__} {value!r}"
+    else:
+        text = f"a {kind.__qualname__}"
+        if isinstance(value, (list, tuple, dict)):
+            text += f" of length {len(value)}"
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -112,12 +121,13 @@ class ListOf(Shape):
 @dataclass(frozen=True)
 class TupleOf(Shape):
     items: tuple[Shape, ...] = ()
+    labels: tuple[str, ...] = ()  # names of the items in messages (``merges[0][0]``), if any
 
     def check(self, value: Any, where: str) -> None:
         if type(value) is not tuple or len(value) != len(self.items):
             raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
         for i, (v, shape) in enumerate(zip(value, self.items)):
-            shape.check(v, f"{where}[{i}]")
+            shape.check(v, self.labels[i] if self.labels else f"{where}[{i}]")
 
 
 @dataclass(frozen=True)
@@ -144,7 +154,16 @@ PAIR = TupleOf("tuple[int, int]", (INT, INT))
 PAIR_COUNTS = DictOf("dict[tuple[int, int], int]", PAIR, INT)
 VOCAB = DictOf("dict[int, bytes]", INT, BYTES)
 MERGES = ListOf("list[tuple[bytes, bytes]]", TupleOf("tuple[bytes, bytes]", (BYTES, BYTES)))
-TRAINED = TupleOf("tuple[dict[int, bytes], list[tuple[bytes, bytes]]]", (VOCAB, MERGES))
+TRAINED = TupleOf("tuple[dict[int, bytes], list[tuple[bytes, bytes]]]", (VOCAB, MERGES), ("vocab", "merges"))
+
+
+def wrong_result(what: str, shape: Shape, value: Any) -> None:
+    """Check ``value`` against ``shape``; ``WrongResult`` says what ``what`` returned wrong:
+    ``adapters.run_train_bpe(...) returned the wrong type: merges[0][0] should be bytes, got int 116``."""
+    try:
+        shape.check(value, "the result")
+    except WrongResult as err:
+        raise WrongResult(f"{what} returned the wrong type: {err}") from None
 
 
 # ---- the wire format ------------------------------------------------------------------

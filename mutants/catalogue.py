@@ -441,6 +441,12 @@ def split_on_special_tokens(text, special_tokens):
         ("n_merges = vocab_size - 256 - len(special_tokens)\n", "n_merges = vocab_size - 256\n"),
     ),
     trainer(
+        "repeated_specials_not_deduplicated",
+        "a special token listed twice is counted twice: it takes two vocabulary slots (one merge "
+        "too few) and appears twice in the vocabulary; a repeated special token counts once.",
+        ("    special_tokens = list(dict.fromkeys(special_tokens))\n", ""),
+    ),
+    trainer(
         "specials_numbered_first",
         "special tokens get the first ids (0, 1, ...) and the bytes come after them, instead of "
         "bytes 0-255, merges, then special tokens.",

@@ -66,6 +66,24 @@ def test_shapes_reject_wrong_types(shape, value):
         shape.check(value, "result")
 
 
+@pytest.mark.parametrize(
+    "shape, value, message",
+    [
+        (V.TRAINED, ({0: b"a"}, [(116, 104)]), "run_train_bpe(...) returned the wrong type: merges[0][0] should be bytes, got int 116"),
+        (V.TRAINED, ({"0": b"a"}, []), "vocab key '0' should be int, got str '0'"),
+        (V.TRAINED, ([], []), "vocab should be dict[int, bytes], got a list of length 0"),
+        (V.INT_LIST, (1, 2, 3), "the result should be list[int], got a tuple of length 3"),
+        (V.INT_LIST, [1, True], "the result[1] should be int, got bool True"),
+        (V.STR, b"ab", "the result should be str, got bytes b'ab'"),
+    ],
+    ids=["merges_of_ids", "vocab_str_key", "vocab_not_dict", "tuple_of_ids", "bool_id", "bytes_not_str"],
+)
+def test_wrong_type_messages_name_the_part_and_what_came_back(shape, value, message):
+    with pytest.raises(V.WrongResult) as err:
+        V.wrong_result("adapters.run_train_bpe(...)", shape, value)
+    assert message in str(err.value)
+
+
 @pytest.mark.parametrize("text", ['{"$x": 1}', '{"$b": "!!"}', '{"$d": [[1]]}', '{"$d": [[[1], 2]]}'])
 def test_wire_loads_rejects_malformed_input(text):
     with pytest.raises(ValueError):
