@@ -250,7 +250,14 @@ class _Process:
         if os.geteuid() == 0 and backend.drop_privileges:
             self.uid = self.gid = _next_uid()
         self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
-        os.chmod(self.sandbox, 0o755)
+        if self.gid is not None:
+            # root's, readable through the worker's own group only: other workers (other
+            # submissions graded at the same time) cannot read it, and this one cannot
+            # rename what root later writes into it
+            os.chown(self.sandbox, 0, self.gid)
+            os.chmod(self.sandbox, 0o750)
+        else:
+            os.chmod(self.sandbox, 0o755)
         code = self.sandbox / "code"
         _copy_tree(backend.source_root / backend.package, code / backend.package, [200 << 20])
         (code / "adapters.py").write_bytes((backend.source_root / "adapters.py").read_bytes()) if (
@@ -287,6 +294,7 @@ class _Process:
             "uid": self.uid,
             "gid": self.gid,
             "hide": backend.hide_paths(self.sandbox),
+            "private_root": backend.private_root,
             "limits": asdict(self.limits),
             "spin": self.spin,
         }
@@ -332,7 +340,8 @@ class _Process:
             if ready[0] != "ready" or len(ready) != 3 or type(ready[2]) is not dict:
                 raise self.violation(f"did not start properly ({ready!r:.200})")
             self.info = ready[2]
-            CONFINEMENT[0] = self.confinement()
+            CONFINEMENT[0] = self.confinement()  # read while the worker waits, alive, for "go"
+            self.send(["go", 0])
             hello = self.recv(0, wait, "starting (importing adapters.py)")
             if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
                 raise self.violation(f"did not start properly ({hello!r:.200})")
@@ -353,6 +362,11 @@ class _Process:
             return "own user id, private root directory (the system, Python and the sandbox only)"
         notes = self.info.get("notes") if type(self.info.get("notes")) is list else []
         why = "; ".join(str(n) for n in notes[:3])[:300]
+        if uid != os.geteuid() and type(self.info.get("closed")) is list and self.info["closed"]:
+            return (
+                "own user id; no private root directory here, so the harness folders are closed to "
+                f"other users by file permissions instead ({why})"
+            )
         who = "the grader's user id" if uid == os.geteuid() else "its own user id"
         return f"weak: runs as {who} and sees the machine's files" + (f" ({why})" if why else "")
 
@@ -587,8 +601,10 @@ class WorkerBackend:
         hide: Iterable[Path | str] = (),
         drop_privileges: bool = True,
         spin: float | None = None,
+        private_root: bool = True,
     ) -> None:
         self.package = impl
+        self.private_root = private_root  # False: as in a container that refuses mount namespaces
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()
         self.limits = limits or IsolationLimits()
@@ -614,11 +630,14 @@ class WorkerBackend:
     # -- paths the worker must not see --
 
     def hide_paths(self, sandbox: Path) -> list[str]:
-        """Directories to cover with empty mounts: the harness checkout and the folder it sits
+        """Directories the worker must not see: the harness checkout and the folder it sits
         in (sibling checkouts hold the same tests and reference), the submission's original
-        folder and /autograder. A directory holding something the worker needs (the sandbox,
-        Python itself) is not hidden whole: its other sub-directories are, two levels down."""
-        candidates = [ROOT, self.source_root, Path("/autograder"), *self.extra_hide]
+        folder and the one holding it (other students' submissions, in a batch) and
+        /autograder. Covered with empty mounts inside the private root, or closed by file
+        permissions where there is none. A directory holding something the worker needs (the
+        sandbox, Python itself) is not hidden whole: its other sub-directories are, two levels
+        down."""
+        candidates = [ROOT, self.source_root, self.source_root.parent, Path("/autograder"), *self.extra_hide]
         if ROOT.parent.resolve() not in _SYSTEM_DIRS:
             candidates.insert(0, ROOT.parent)
         needed = [Path(p).resolve() for p in (sandbox, sys.executable, sys.prefix, sys.base_prefix, *map(str, _site_dirs()))]

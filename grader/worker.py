@@ -17,6 +17,7 @@ dedicated pipe descriptors (never stdout, which is the submission's, captured wi
 the trusted side). Requests and replies are lists::
 
                                                        <- ["ready", 0, {notes}] (sandbox set up)
+    -> ["go", 0] (the grader has checked the sandbox)
                                                        <- ["hello", 0, {pid, uid}] (adapters.py imported)
     -> ["call", rid, adapter, args, returns_handle]   <- ["ok", rid, value | handle id]
     -> ["method", rid, handle, name, args]            <- ["err", rid, {kind, mro, message, traceback}]
@@ -73,6 +74,8 @@ def harden(config: dict) -> dict:
     if libc is not None:
         if os.geteuid() != 0:
             notes.append("not root: no private root directory; the worker sees what this user sees")
+        elif not config.get("private_root", True):
+            notes.append("the private root directory is turned off")
         elif libc.unshare(CLONE_NEWNS) != 0:
             notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}; no private root directory")
         else:
@@ -80,6 +83,14 @@ def harden(config: dict) -> dict:
                 done["root"] = confine(libc, config)
             except OSError as err:
                 notes.append(f"no private root directory: {err}")
+
+    if "root" not in done and os.geteuid() == 0 and config.get("uid") is not None:
+        # no private root (a container without CAP_SYS_ADMIN, like most autograder images):
+        # the worker gets another user id, so file permissions can still keep it out
+        closed = close_to_others(config.get("hide", []))
+        if closed:
+            done["closed"] = closed
+            notes.append("harness folders closed to other users (chmod o-rwx): " + ", ".join(closed))
 
     limits = config["limits"]
 
@@ -120,6 +131,26 @@ def harden(config: dict) -> dict:
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binaries (su, sudo) from here
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # die with the grader
     return done
+
+
+def close_to_others(paths: list[str]) -> list[str]:
+    """Take the permissions of "other" users off each directory (``chmod o-rwx``, for good:
+    the grader runs as root and needs none of them), so that a worker running under another
+    user id can neither list nor enter it. Returns the directories now closed."""
+    import stat
+
+    closed = []
+    for path in paths:
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            if st.st_mode & 0o007:
+                os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o007)
+            closed.append(path)
+        except OSError:
+            continue
+    return closed
 
 
 MS_BIND, MS_REMOUNT = 4096, 32
@@ -497,6 +528,7 @@ def main(config: dict) -> None:
     channel = Channel(rfd, wfd, float(config.get("spin", 0.0)))
     info = harden(config)
     channel.send(["ready", 0, info])  # sandbox in place; no submission code has run yet
+    channel.recv()  # "go": the grader has read from /proc how this process is confined
     clean_import_state(config["code_dir"], config["harness_dir"])
     os.chdir(config["work_dir"])
     worker = Worker(config, channel)

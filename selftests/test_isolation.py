@@ -34,8 +34,8 @@ def submission(tmp_path: Path, adapters: str, **package_files: str) -> Path:
 def make(tmp_path):
     backends = []
 
-    def make(adapters: str, limits: IsolationLimits = FAST, **files: str) -> Implementation:
-        backend = WorkerBackend("student", submission(tmp_path, adapters, **files), limits)
+    def make(adapters: str, limits: IsolationLimits = FAST, backend_options: dict | None = None, **files: str) -> Implementation:
+        backend = WorkerBackend("student", submission(tmp_path, adapters, **files), limits, **(backend_options or {}))
         backends.append(backend)
         return Implementation(backend)
 
@@ -316,6 +316,47 @@ def test_as_root_no_copy_of_the_harness_anywhere_on_the_machine_is_readable(make
         assert "var" not in seen[3:] and "home" not in seen[3:], seen
     finally:
         shutil.rmtree(copy, ignore_errors=True)
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="only root can run the worker under another user id")
+def test_as_root_without_a_private_root_the_harness_folders_are_closed_by_permissions(make):
+    # as in a container that refuses mount namespaces (no CAP_SYS_ADMIN): the worker still
+    # gets its own user id, and the folders it must not see lose their "other" permissions
+    import shutil
+    import stat
+    import tempfile
+
+    from grader import isolation
+
+    other = Path(tempfile.mkdtemp(prefix="bpe-other-checkout-", dir="/var/tmp"))
+    folders = [ROOT, ROOT.parent, other]
+    modes = {p: stat.S_IMODE(p.stat().st_mode) for p in folders}
+    try:
+        os.chmod(other, 0o755)
+        (other / "tests").mkdir()
+        (other / "tests" / "secret.py").write_text("ANSWER = 42\n")
+        os.chmod(other / "tests" / "secret.py", 0o644)
+        impl = make(
+            f"""
+            def run_pretokenize(text):
+                out = []
+                for p in {[str(other / "tests" / "secret.py"), str(ROOT / "grading.yaml"), str(ROOT / "tests")]!r}:
+                    try:
+                        out.append(p + ":" + (open(p).read(20) if not os.path.isdir(p) else ",".join(os.listdir(p))))
+                    except OSError as err:
+                        out.append(p + ":" + type(err).__name__)
+                return out
+            """,
+            backend_options={"private_root": False, "hide": [other]},
+        )
+        seen = impl.run_pretokenize("")
+        assert all(entry.endswith(":PermissionError") for entry in seen), seen
+        assert "closed to other users by file permissions" in isolation.CONFINEMENT[0]
+        assert not other.stat().st_mode & 0o007
+    finally:
+        for path, mode in modes.items():
+            os.chmod(path, mode)
+        shutil.rmtree(other, ignore_errors=True)
 
 
 def test_a_forged_reply_on_the_protocol_pipe_is_only_a_returned_value(make):
