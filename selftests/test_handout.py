@@ -90,6 +90,18 @@ def test_no_reference_function_body_appears_in_the_handout(handout, tmp_path):
     assert any("primitives.py" in leak for leak in solution_leaks(planted))
 
 
+def test_the_handouts_docstring_examples_hold_for_the_reference(handout, tmp_path, monkeypatch):
+    import tempfile
+
+    from .docexamples import docstring_examples, load_package, run_example
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
+    examples = docstring_examples(load_package(handout / "student", "handout_student"))
+    assert len(examples) >= len(docstring_examples(__import__("student"))), "the handout lost docstring examples"
+    failures = [report for failed, report in map(run_example, examples) if failed]
+    assert not failures, f"{len(failures)} docstring(s) of the handout fail with the reference:\n" + "\n".join(failures)
+
+
 def test_the_handout_imports_its_own_grader_not_this_repository(handout):
     proc = subprocess.run(
         [sys.executable, "-c", "import grader.plugin, tests.conftest; print(grader.plugin.__file__)"],

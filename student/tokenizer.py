@@ -22,6 +22,8 @@ from __future__ import annotations
 import os
 from collections.abc import Iterable, Iterator
 
+from .pretokenize import pretokenize  # noqa: F401  (encode_iterable's docstring example uses it)
+
 
 class Tokenizer:
     r"""A byte-level BPE tokenizer.
