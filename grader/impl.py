@@ -9,6 +9,7 @@ same tests run whether the code runs in this process (``LocalBackend``, for stud
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import importlib
 import importlib.util
@@ -230,3 +231,10 @@ class Implementation:
 
     def probe(self, probe: str, *args: Any) -> Any:
         return self.backend.probe(probe, None, args)
+
+    def paused(self) -> contextlib.AbstractContextManager[int]:
+        """A context in which no process of this implementation runs: where it runs in a
+        worker, every process of the worker is stopped until the block ends (in-process there
+        is nothing to stop). It yields how many processes were stopped."""
+        pause = getattr(self.backend, "paused", None)
+        return pause() if pause is not None else contextlib.nullcontext(0)

@@ -36,6 +36,7 @@ from __future__ import annotations
 
 import atexit
 import builtins
+import contextlib
 import json
 import os
 import select
@@ -52,6 +53,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
+from . import proctree
 from . import values as V
 from .impl import ROOT, BrokenImplementation
 from .worker import fast_dumps, plain_copy
@@ -697,6 +699,14 @@ class WorkerBackend:
         proc.close()
         self._proc = None
 
+    def paused(self):
+        """A context in which every process of the running worker is stopped (see
+        :func:`grader.proctree.frozen`); it yields how many were stopped (0 if none runs)."""
+        proc = self._proc
+        if proc is None or not proc.alive():
+            return contextlib.nullcontext(0)
+        return proctree.frozen(proc.pid, proc.uid)
+
     def close(self) -> None:
         """Stop the worker and every process it left behind; remove its sandbox."""
         with self._lock:
@@ -943,7 +953,8 @@ class WorkerBackend:
         memory is also read here from ``/proc/<pid>/status``: ``VmHWM`` is reset through
         ``/proc/<pid>/clear_refs`` before the probe and read after it; a dict result gets
         ``rss_peak`` (bytes the worker's resident memory grew above its size before the
-        probe) and ``rss_before``. Tests bounding memory should check ``rss_peak`` too."""
+        probe, plus the peak private memory of its other processes, sampled: a forked child
+        doing the work counts), ``other_processes`` and ``rss_before``. Tests bounding memory should check ``rss_peak`` too."""
         __tracebackhide__ = True
         with self._lock:
             self._abort_stream()
@@ -952,7 +963,8 @@ class WorkerBackend:
             wire_args, _ = self._rewrite_paths(f"probe:{probe}", args, proc, self._rid + 1)
             before = self._reset_peak(proc)
             try:
-                value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
+                with proctree.TreeMemory(proc.pid, proc.uid) as others:  # children doing the work count too
+                    value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
             except BaseException as err:
                 self._unsandboxed(err)
                 raise
@@ -962,7 +974,8 @@ class WorkerBackend:
             peak = proc.peak_rss()
             if type(value) is dict and before is not None and peak is not None:
                 value["rss_before"] = before
-                value["rss_peak"] = max(0, peak - before)
+                value["rss_peak"] = max(0, peak - before) + others.peak
+                value["other_processes"] = others.processes
             return value
 
     def _reset_peak(self, proc: _Process) -> int | None:

@@ -1,9 +1,10 @@
-"""Speed limits relative to the reference, measured in the same run on the same inputs."""
+"""Speed limits relative to the reference, measured in the same run on the same inputs, and
+speed verdicts that count only for correct results."""
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -35,9 +36,42 @@ def best_time(fn: Callable[[], Any], repeat: int = 3) -> tuple[Any, float]:
     return result, best
 
 
-def speed_report(what: str, seconds: float, reference: float, policy: SpeedPolicy) -> str:
+def speed_report(what: str, seconds: float, reference: float, policy: SpeedPolicy, *, stopped: int | None = None) -> str:
+    """The speed line: both times, their ratio and the limit. ``stopped`` is how many of the
+    submission's processes were stopped while the reference was timed (None: not said)."""
     ratio = seconds / reference if reference > 0 else float("inf")
+    how = "" if stopped is None else f" (best of 3, timed with the submission's {stopped} process(es) stopped)"
     return (
-        f"{what}: {seconds:.3f} s, reference {reference:.3f} s, {ratio:.1f}x; "
+        f"{what}: {seconds:.3f} s, reference {reference:.3f} s{how}, {ratio:.1f}x; "
         f"limit {policy.multiple:g}x + {policy.floor:g} s = {policy.limit(reference):.2f} s"
     )
+
+
+def _short(value: Any, limit: int = 60) -> str:
+    text = repr(value)
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def result_difference(expected: Any, actual: Any, where: str = "result") -> str | None:
+    """None when ``actual == expected`` with the same types throughout; otherwise one short
+    line naming the first place they differ (never whole values)."""
+    if type(expected) is not type(actual):
+        return f"{where} should be {type(expected).__name__}, got {type(actual).__name__}"
+    if expected == actual:
+        return None
+    if isinstance(expected, Mapping):
+        for key in expected:
+            if key not in actual:
+                return f"{where} lacks the key {_short(key)} ({len(expected)} keys expected, {len(actual)} returned)"
+            inner = result_difference(expected[key], actual[key], f"{where}[{_short(key)}]")
+            if inner:
+                return inner
+        extra = next(k for k in actual if k not in expected)
+        return f"{where} has the unexpected key {_short(extra)}"
+    if isinstance(expected, Sequence) and not isinstance(expected, (str, bytes)):
+        for i, (e, a) in enumerate(zip(expected, actual)):
+            inner = result_difference(e, a, f"{where}[{i}]")
+            if inner:
+                return inner
+        return f"{where} has {len(actual)} items, {len(expected)} expected"
+    return f"{where} is {_short(actual)}, expected {_short(expected)}"

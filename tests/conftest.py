@@ -111,20 +111,29 @@ def gpt2_byte_decoder() -> dict[str, int]:
     return table
 
 
+_FROM_REFERENCE = object()
+
+
 @pytest.fixture
-def check_speed(pytestconfig: pytest.Config, record_property):
-    """``check_speed(what, run_impl, run_ref)``: time the reference (best of 3) and the
-    submission (once) on the same work in this run; fail if the submission exceeds the
-    policy's multiple of the reference plus its floor. The report is recorded either way."""
-    from grader.timing import SpeedPolicy, best_time, speed_report, timed
+def check_speed(pytestconfig: pytest.Config, record_property, impl):
+    """``check_speed(what, run_impl, run_ref, expected=...)``: time the reference (best of 3)
+    while every process of the submission is stopped (it cannot slow the reference down and
+    so widen its own limit), then the submission (once), on the same work in this run. The
+    test passes only if the submission's result is correct (equal to ``expected`` when given,
+    else to the reference's result) and within the policy's multiple of the reference plus
+    its floor. The speed line, with the reference time used, is recorded either way."""
+    from grader.timing import SpeedPolicy, best_time, result_difference, speed_report, timed
 
     policy = getattr(pytestconfig, "_bpe_speed_policy", None) or SpeedPolicy()
 
-    def check(what: str, run_impl, run_ref):
-        _, reference = best_time(run_ref)
+    def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE):
+        with impl.paused() as stopped:
+            ref_result, reference = best_time(run_ref)
         result, seconds = timed(run_impl)
-        report = speed_report(what, seconds, reference, policy)
+        report = speed_report(what, seconds, reference, policy, stopped=stopped)
         record_property("speed", report)
+        wrong = result_difference(ref_result if expected is _FROM_REFERENCE else expected, result)
+        assert wrong is None, f"wrong result, and speed counts only for correct results: {wrong}\n{report}"
         assert seconds <= policy.limit(reference), f"too slow: {report}"
         return result
 

@@ -110,7 +110,7 @@ def test_merges_match_reference_on_generated_zipf_corpus(impl, ref, tmp_path):
 
 
 @pytest.mark.speed
-def test_training_speed_on_corpus_en(impl, ref, fixture_path, check_speed):
+def test_training_on_corpus_en_correct_and_within_the_speed_limit(impl, ref, fixture_path, check_speed):
     path = str(fixture_path("corpus_en.txt"))
     check_speed(
         "train_bpe(corpus_en.txt, 1000, [EOT])",
