@@ -42,6 +42,9 @@ class Mutant:
     group: str  # grading.yaml group whose tests must catch it
     description: str  # one sentence, written for a student
     edits: tuple[Replace | Append, ...] = field(default_factory=tuple)
+    # Test files of the group that should kill it, run first so the kill is cheap (the
+    # meta-test then runs the whole group only if the mutant survives them).
+    first: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if self.group not in GROUPS:
@@ -144,9 +147,35 @@ TOKENIZER = '''
 _MutantBaseTokenizer = Tokenizer
 
 
+def _mutant_lenient(vocab, merges, special_tokens):
+    """What the reference's __init__ accepts: the template does the checks itself (so a
+    mutant can drop one); on valid input this returns its arguments unchanged."""
+    vocab = dict(vocab)
+    values = set(vocab.values())
+    top = max(vocab, default=-1)
+    for b in range(256):
+        if bytes([b]) not in values:
+            top += 1
+            vocab[top] = bytes([b])
+            values.add(bytes([b]))
+    merges = [(a, b) for a, b in merges if a in values and b in values and a + b in values]
+    specials = [t for t in special_tokens or [] if isinstance(t, str) and t]
+    return vocab, merges, specials
+
+
 class Tokenizer(_MutantBaseTokenizer):
     def __init__(self, vocab, merges, special_tokens=None):
-        super().__init__(vocab, merges, special_tokens)
+        for tok in special_tokens or []:
+            if not isinstance(tok, str) or not tok:
+                raise ValueError(f"Tokenizer: special tokens must be non-empty strings, got {tok!r}")
+        values = set(vocab.values())
+        for b in range(256):
+            if bytes([b]) not in values:
+                raise ValueError(f"Tokenizer: the vocabulary has no id for the single byte {b}")
+        for k, (a, b) in enumerate(merges):
+            if a not in values or b not in values or a + b not in values:
+                raise ValueError(f"Tokenizer: merge #{k} {(a, b)!r} uses bytes missing from vocab")
+        super().__init__(*_mutant_lenient(vocab, merges, special_tokens))
         import regex as _re
 
         self._m_vocab = dict(vocab)
@@ -215,11 +244,13 @@ class Tokenizer(_MutantBaseTokenizer):
 '''
 
 
-def tokenizer(name: str, description: str, *changes: tuple[str, str], group: str = "tokenizer") -> Mutant:
+def tokenizer(
+    name: str, description: str, *changes: tuple[str, str], group: str = "tokenizer", first: tuple[str, ...] = ()
+) -> Mutant:
     code = TOKENIZER
     for old, new in changes:
         code = _once(code, old, new, f"mutant {name}")
-    return Mutant(name, group, description, (Append("tokenizer.py", code, ("Tokenizer",)),))
+    return Mutant(name, group, description, (Append("tokenizer.py", code, ("Tokenizer",)),), first)
 
 
 def method(source: str) -> tuple[str, str]:
@@ -233,6 +264,7 @@ CONTROLS = (
 )
 
 P = "pretokenize.py"
+RULES = "tests/public/test_tokenizer_rules.py"  # one test per docstring rule of part 5
 
 CATALOGUE: tuple[Mutant, ...] = (
     # ---- part 1: warm-up ----------------------------------------------------------------
@@ -551,6 +583,103 @@ def split_on_special_tokens(text, special_tokens):
         "decode_ignores_invalid_bytes",
         "decode uses errors='ignore', dropping invalid UTF-8 bytes instead of replacing them with U+FFFD.",
         ('.decode("utf-8", errors="replace")\n\n    # (more', '.decode("utf-8", errors="ignore")\n\n    # (more'),
+    ),
+    tokenizer(
+        "tokenizer_accepts_missing_bytes",
+        "Tokenizer does not check that the vocabulary holds all 256 single bytes, so a vocabulary "
+        "missing one is accepted (and encoding that byte fails later) instead of a ValueError naming it.",
+        ("                raise ValueError(f\"Tokenizer: the vocabulary has no id for the single byte {b}\")\n",
+         "                pass\n"),
+        first=(RULES,),
+    ),
+    tokenizer(
+        "tokenizer_accepts_unknown_merges",
+        "Tokenizer does not check that each merge's left part, right part and their concatenation "
+        "are in the vocabulary, instead of raising a ValueError naming the merge.",
+        ("                raise ValueError(f\"Tokenizer: merge #{k} {(a, b)!r} uses bytes missing from vocab\")\n",
+         "                pass\n"),
+        first=(RULES,),
+    ),
+    tokenizer(
+        "tokenizer_accepts_empty_special",
+        "Tokenizer accepts the empty string as a special token instead of raising a ValueError.",
+        ("            if not isinstance(tok, str) or not tok:\n                raise ValueError(f\"Tokenizer: special",
+         "            if not isinstance(tok, str):\n                raise ValueError(f\"Tokenizer: special"),
+        first=(RULES,),
+    ),
+    tokenizer(
+        "duplicate_bytes_first_id",
+        "when two ids have the same bytes, encode uses the one that comes first in the vocabulary "
+        "instead of the one that comes last.",
+        ("self._m_ids = {b: i for i, b in self._m_vocab.items()}",
+         "self._m_ids = {b: i for i, b in reversed(list(self._m_vocab.items()))}"),
+        first=(RULES,),
+    ),
+    tokenizer(
+        "repeated_merge_last_rank",
+        "a merge listed twice gets the rank of its last occurrence instead of its first (lowest) rank.",
+        ("self._m_ranks.setdefault(tuple(pair), rank)", "self._m_ranks[tuple(pair)] = rank"),
+        first=(RULES,),
+    ),
+    tokenizer(
+        "special_ids_from_vocab_length",
+        "a new special token gets id len(vocab) instead of max(current ids) + 1, which collides "
+        "with an existing id when the ids are not contiguous.",
+        ("new_id = max(self._m_vocab, default=-1) + 1", "new_id = len(self._m_vocab)"),
+        first=(RULES,),
+    ),
+    tokenizer(
+        "tokenizer_modifies_callers_vocab",
+        "Tokenizer adds the special tokens to the caller's vocab dict itself instead of to a copy.",
+        ("self._m_vocab = dict(vocab)", "self._m_vocab = vocab"),
+        first=(RULES,),
+    ),
+    Mutant(
+        "save_accepts_duplicate_bytes", "tokenizer",
+        "save_tokenizer_files writes a vocabulary in which two ids have the same bytes (vocab.json "
+        "silently keeps one of them) instead of raising a ValueError and writing nothing.",
+        (Append("gpt2_files.py", '''
+
+def save_tokenizer_files(vocab, merges, vocab_path, merges_path):
+    encoder = {_to_text(token): i for i, token in sorted(vocab.items())}
+    with open(vocab_path, "w", encoding="utf-8") as f:
+        json.dump(encoder, f, ensure_ascii=False)
+    with open(merges_path, "w", encoding="utf-8") as f:
+        f.write("#version: 0.2\\n" + "".join(f"{_to_text(a)} {_to_text(b)}\\n" for a, b in merges))
+''', ("save_tokenizer_files",)),),
+        first=(RULES,),
+    ),
+    Mutant(
+        "load_skips_malformed_lines", "tokenizer",
+        "load_tokenizer_files skips merges.txt lines that do not split into two tokens instead of "
+        "raising a ValueError naming the file and line.",
+        (Replace("gpt2_files.py",
+                 "            if len(parts) != 2 or not all(parts):\n                raise ValueError(",
+                 "            if len(parts) != 2 or not all(parts):\n                continue\n                raise ValueError("),),
+        first=(RULES,),
+    ),
+    Mutant(
+        "load_keeps_carriage_returns", "tokenizer",
+        "load_tokenizer_files opens merges.txt with newline='' and strips only '\\n', so with Windows "
+        "line endings every right token ends in '\\r' (not in GPT-2's byte table).",
+        (Replace("gpt2_files.py", '    with open(merges_path, encoding="utf-8") as f:\n',
+                 '    with open(merges_path, encoding="utf-8", newline="") as f:\n'),
+         Replace("gpt2_files.py", 'line = line.rstrip("\\r\\n")', 'line = line.rstrip("\\n")')),
+        first=(RULES,),
+    ),
+    Mutant(
+        "load_always_skips_first_line", "tokenizer",
+        "load_tokenizer_files skips merges.txt's first line even when it is a merge (no #version header).",
+        (Replace("gpt2_files.py", '(lineno == 1 and line.startswith("#version"))', "lineno == 1"),),
+        first=(RULES,),
+    ),
+    Mutant(
+        "load_drops_unknown_characters", "tokenizer",
+        "load_tokenizer_files silently drops characters that are not in GPT-2's byte table instead "
+        "of raising a ValueError naming the file.",
+        (Replace("gpt2_files.py", "return bytes([inverse[ch] for ch in text])",
+                 "return bytes([inverse[ch] for ch in text if ch in inverse])"),),
+        first=(RULES,),
     ),
     Mutant(
         "files_without_byte_decoder", "tokenizer",

@@ -2,7 +2,8 @@
 
 For each mutant, pytest runs in a subprocess on its group's PUBLIC tests with ``-x`` and
 ``--submission <mutant dir>``; only if the mutant survives them, on the group's HIDDEN
-tests. The group's test files come from grading.yaml's selections. Mutants run two at a
+tests. A mutant's ``first`` files (tests written for its rule) run before both, so that
+most kills cost one small file. The group's test files come from grading.yaml's selections. Mutants run two at a
 time. ``python -m mutants [NAME ...] [--jobs N] [--controls]`` prints the kill-rate table.
 """
 
@@ -93,7 +94,11 @@ def run_mutant(mutant: Mutant, workdir: Path) -> Outcome:
     outcome = Outcome(mutant)
     submission = build(mutant, workdir / mutant.name)
     public, hidden, marker_expr = group_files(mutant.group)
-    for stage, files in (("public", public), ("hidden", hidden)):
+    stray = [f for f in mutant.first if f not in public and f not in hidden]
+    if stray:
+        raise ValueError(f"mutant {mutant.name}: first={stray} are not test files of group {mutant.group}")
+    first = [("public" if f in public else "hidden", [f]) for f in mutant.first]
+    for stage, files in (*first, ("public", public), ("hidden", hidden)):
         if not files:
             continue
         try:

@@ -38,6 +38,15 @@ def test_every_mutant_still_applies_to_the_reference(mutant):
     assert mutated_sources(mutant)
 
 
+def test_first_files_are_test_files_of_the_mutants_group():
+    from mutants.meta import group_files
+
+    for mutant in CATALOGUE:
+        public, hidden, _ = group_files(mutant.group)
+        stray = [f for f in mutant.first if f not in public + hidden]
+        assert not stray, f"mutant {mutant.name}: first={stray} are not test files of group {mutant.group}"
+
+
 @pytest.mark.parametrize("mutant", CATALOGUE, ids=[m.name for m in CATALOGUE])
 def test_mutant_is_killed(outcomes, mutant):
     by_name, report = outcomes

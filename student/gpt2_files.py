@@ -101,10 +101,12 @@ def load_tokenizer_files(
       gives ``vocab[int(id)]`` = the bytes whose characters (through the inverse of
       ``bytes_to_unicode()``) spell the token string, one byte per character.
     * ``merges_path``: read as UTF-8, line by line, numbering lines from 1. Remove the
-      line's trailing ``"\n"``. Skip line 1 if it starts with ``#version``, and skip empty
-      lines anywhere. Every other line must split on ``" "`` into exactly two parts
-      ``left right``; it gives the merge ``(bytes of left, bytes of right)``. Merges keep
-      the file's order.
+      line's trailing ``"\n"`` (or ``"\r\n"``: files with Windows line endings load the
+      same; no token string contains ``"\r"``, byte 13 is written ``"č"``); the last line
+      may lack it. Skip line 1 if it starts with ``#version``, and skip empty lines
+      anywhere. Every other line must split on ``" "`` into exactly two non-empty parts
+      ``left right`` (so ``"a "`` and ``" b"`` are malformed too); it gives the merge
+      ``(bytes of left, bytes of right)``. Merges keep the file's order.
 
     Args:
         vocab_path, merges_path: the two files (``str`` or ``os.PathLike``).
@@ -117,7 +119,7 @@ def load_tokenizer_files(
     Raises:
         ValueError: with the file and the 1-based line number (``"merges.txt:3: ..."``) for
             a ``merges.txt`` line that does not split into exactly two tokens separated by
-            one space (e.g. ``"ab"`` or ``"a b c"``); with the file name (and line for
+            one space (e.g. ``"ab"``, ``"a b c"`` or ``"a "``); with the file name (and line for
             ``merges.txt``) for a token string containing a character that is not in
             ``bytes_to_unicode()``'s table; invalid JSON raises ``json.JSONDecodeError``
             (a subclass of ``ValueError``).

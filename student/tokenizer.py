@@ -54,7 +54,10 @@ class Tokenizer:
             merges: ``list[tuple[bytes, bytes]]``, the merges in rank order: ``merges[0]``
                 has rank 0 (applied first). For each merge ``(a, b)``, ``a``, ``b`` and
                 ``a + b`` must all be values of ``vocab``. If the same pair is listed more
-                than once, its first (lowest) rank counts.
+                than once, its first (lowest) rank counts. (Whether a merge may use bytes
+                that only a special token added below brings is not graded: checking the
+                merges against ``vocab`` as given, or after adding the special tokens, are
+                both fine.)
             special_tokens: ``list[str]`` of non-empty special tokens, or ``None`` (= no
                 special tokens). Duplicates count once. A special token whose UTF-8 bytes
                 are already a value of ``vocab`` keeps that id; each of the others, in the
@@ -66,7 +69,8 @@ class Tokenizer:
             ValueError: if some single byte ``bytes([b])`` (0 <= b <= 255) is not a value
                 of ``vocab`` (the message names the byte), or if a merge uses bytes that
                 are not in ``vocab`` (its left part, right part or their concatenation;
-                the message names the merge's index and pair).
+                the message names the merge's index and pair), or if a special token is
+                the empty string.
 
         >>> vocab = {i: bytes([i]) for i in range(256)}
         >>> tok = Tokenizer(vocab, [], ["<|endoftext|>", "<pad>", "<|endoftext|>"])

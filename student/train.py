@@ -101,6 +101,9 @@ def train_bpe(
             * the file is not valid UTF-8;
             * a special token is the empty string (as in ``split_on_special_tokens``).
 
+            When several of the last four problems occur together, any one of them may be
+            the one reported.
+
     Worked example: the file contains ``low low low lower lowest``. Its pre-tokens are
     ``"low"`` x1, ``" low"`` x2, ``" lower"`` x1, ``" lowest"`` x1, and the pair counts are
     (l,o) 5, (o,w) 5, (" ",l) 4, (w,e) 2, (e,r) 1, (e,s) 1, (s,t) 1.

@@ -409,6 +409,18 @@ def test_empty_special_token_is_a_value_error(impl, tmp_path):
         impl.run_train_bpe(str(path), 300, [""])
 
 
+@pytest.mark.parametrize("bad_file", ["missing", "directory", "not_utf8"])
+def test_several_problems_at_once_report_one_of_them(impl, tmp_path, bad_file):
+    # decided: with an empty special token AND a bad file, either error may come first
+    path = tmp_path / "corpus.txt"
+    if bad_file == "directory":
+        path.mkdir()
+    elif bad_file == "not_utf8":
+        path.write_bytes(b"caf\xe9")
+    with pytest.raises((ValueError, FileNotFoundError)):
+        impl.run_train_bpe(str(path), 300, [""])
+
+
 # ---- agreement with the naive oracle on real text ------------------------------------------
 
 
