@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ROOT, use_shared_tiktoken_cache
+from . import ROOT, gpt2_cache, use_shared_tiktoken_cache
 from .config import ConfigError, load_config
 from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
 
@@ -87,6 +87,9 @@ def grade(req: GradeRequest) -> int:
     name = req.submission.name if req.submission else req.impl
     seed = config.seed_for(name)
     use_shared_tiktoken_cache()
+    missing = gpt2_cache.check()  # the suite's oracles need GPT-2's files: say so in one line
+    if missing:
+        return fail(req, missing, EXIT_HARNESS, started)
     env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
     log_path = req.results.parent / "grading.log"

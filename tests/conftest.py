@@ -10,17 +10,17 @@ from pathlib import Path
 import pytest
 
 from grader import use_shared_tiktoken_cache
+from grader.gpt2_cache import GPT2_URLS, GPT2FilesMissing
+from grader.gpt2_cache import gpt2_encoding as _load_gpt2_encoding
+from grader.gpt2_cache import read_gpt2_file
 from grader.impl import Implementation
 from grader.plugin import make_backend
+from tests.oracles import gpt2_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
 FIXTURES = ROOT / "fixtures"
 use_shared_tiktoken_cache()
 
-GPT2_URLS = {
-    "vocab.json": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/encoder.json",
-    "merges.txt": "https://openaipublic.blob.core.windows.net/gpt-2/encodings/main/vocab.bpe",
-}
 EOT = "<|endoftext|>"
 PUBLIC_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]  # fixtures students have
 
@@ -66,21 +66,26 @@ def read_fixture(fixture_path, name: str) -> str:
     return fixture_path(name).read_bytes().decode("utf-8")
 
 
+def gpt2_or_fail(load):
+    """``load()``; a missing GPT-2 cache fails the test with one line (no urllib3 traceback)."""
+    try:
+        return load()
+    except GPT2FilesMissing as err:
+        message = str(err)
+    pytest.fail(message, pytrace=False)  # outside the except: no "during handling" chain
+
+
 @pytest.fixture(scope="session")
 def gpt2_encoding():
-    import tiktoken
-
-    return tiktoken.get_encoding("gpt2")
+    return gpt2_or_fail(_load_gpt2_encoding)
 
 
 @pytest.fixture(scope="session")
 def gpt2_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     """GPT-2's vocab.json and merges.txt, read through tiktoken's download cache."""
-    from tiktoken.load import read_file_cached
-
     out = tmp_path_factory.mktemp("gpt2")
-    for name, url in GPT2_URLS.items():
-        (out / name).write_bytes(read_file_cached(url))
+    for name in GPT2_URLS:
+        (out / name).write_bytes(gpt2_or_fail(lambda: read_gpt2_file(name)))
     return {"vocab": out / "vocab.json", "merges": out / "merges.txt"}
 
 
@@ -191,7 +196,6 @@ def tiktoken_for_merges(merges: list[tuple[bytes, bytes]], special_tokens: list[
     ranks = {token: i for i, token in vocab.items()}
     assert len(ranks) == len(vocab), "tiktoken_for_merges needs merges with distinct results"
     specials = {tok: len(vocab) + k for k, tok in enumerate(special_tokens)}
-    gpt2 = tiktoken.get_encoding("gpt2")
     return tiktoken.Encoding(
-        name=f"gpt2_prefix_{len(merges)}", pat_str=gpt2._pat_str, mergeable_ranks=ranks, special_tokens=specials
+        name=f"gpt2_prefix_{len(merges)}", pat_str=gpt2_pattern(), mergeable_ranks=ranks, special_tokens=specials
     )
