@@ -332,6 +332,34 @@ def classroom_workflow(groups: list[PublicGroup], collected: dict[str, set[str]]
     return header + yaml.safe_dump(doc, sort_keys=False, width=200)
 
 
+def student_parts(root: Path = ROOT) -> dict[str, int]:
+    """Module name -> part number, from the ``* Part N, ...: ``x.py``...`` lines of
+    ``student/__init__.py``'s docstring."""
+    doc = ast.get_docstring(ast.parse((root / "student" / "__init__.py").read_text(encoding="utf-8"))) or ""
+    parts: dict[str, int] = {}
+    for number, files in re.findall(r"Part (\d+)\b[^:\n]*:(.*)", doc):
+        for name in re.findall(r"``(\w+)\.py``", files):
+            parts[name] = int(number)
+    return parts
+
+
+def backward_dependencies(root: Path = ROOT) -> list[str]:
+    """One sentence per function a part's module imports from a LATER part's module (the
+    order "part by part" does not hold there: that function must be written first)."""
+    parts = student_parts(root)
+    notes = []
+    for module, part in sorted(parts.items(), key=lambda kv: (kv[1], kv[0])):
+        tree = ast.parse((root / "student" / f"{module}.py").read_text(encoding="utf-8"))
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 1 and parts.get(node.module or "", 0) > part:
+                names = ", ".join(f"`{a.name}`" for a in node.names)
+                notes.append(
+                    f"Part {part} (`student/{module}.py`) uses {names} from Part {parts[node.module]} "
+                    f"(`student/{node.module}.py`): write {names} first."
+                )
+    return notes
+
+
 def handout_readme(groups: list[PublicGroup], config: Config) -> str:
     rows = ["| group | points | public tests | how to run them |", "| --- | ---: | ---: | --- |"]
     for g in groups:
@@ -342,6 +370,7 @@ def handout_readme(groups: list[PublicGroup], config: Config) -> str:
     return render(
         "handout_README.md",
         groups_table="\n".join(rows), total=f"{total:g}", python=PYTHON_VERSION,
+        dependencies="\n".join(f"- {n}" for n in backward_dependencies()) or "Each part only uses earlier ones.",
         multiple=f"{config.speed.multiple:g}", floor=f"{config.speed.floor:g}",
     )
 

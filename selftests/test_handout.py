@@ -4,6 +4,8 @@ stubs, passes with the reference solution, and holds no solution code."""
 from __future__ import annotations
 
 import os
+import re
+import shlex
 import shutil
 import subprocess
 import sys
@@ -78,6 +80,54 @@ def test_handout_has_what_students_need_and_nothing_else(handout):
     assert [(g["name"], g["points"]) for g in public["groups"]] == [(g.name, g.points) for g in config.groups]
     text = "\n".join((handout / f).read_text(encoding="utf-8", errors="replace") for f in files)
     assert "fixtures/hidden" not in text and "tests/hidden" not in text.replace("tests/hidden_", "")
+    hidden_names = [p.name for p in (ROOT / "fixtures" / "hidden").iterdir() if p.suffix == ".txt"]
+    described = [name for name in hidden_names if name in text]
+    assert not described, f"the handout names hidden test files: {described}"
+
+
+def readme_doctest_command(readme: str) -> list[str]:
+    """The README's command for the examples of every docstring (the whole student/ folder)."""
+    found = re.findall(r"`(python -m pytest --doctest-modules student/)`", readme)
+    assert found, "the handout README gives no `python -m pytest --doctest-modules student/` command"
+    return shlex.split(found[0])
+
+
+def test_the_readmes_doctest_command_passes_on_the_reference_wearing_the_stubs_docstrings(handout, tmp_path):
+    from .transplant import transplant
+
+    command = readme_doctest_command((handout / "README.md").read_text(encoding="utf-8"))
+    import ast
+
+    with_examples = 0  # docstrings with examples in the stubs: one doctest item each
+    for path in (handout / "student").glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
+                with_examples += ">>>" in (ast.get_docstring(node) or "")
+    assert with_examples >= 10
+    solved = tmp_path / "solved"
+    shutil.copytree(handout, solved)
+    transplant(ROOT / "reference", handout / "student", solved / "student")
+    env = {**student_env(), "TMPDIR": str(tmp_path)}  # the examples' temporary files stay in tmp_path
+    proc = subprocess.run([sys.executable, *command[1:]], cwd=solved, env=env, capture_output=True, text=True, timeout=300)
+    assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
+    assert f"{with_examples} passed" in proc.stdout, proc.stdout[-2000:]
+
+
+def test_readme_says_which_later_functions_to_write_first(handout):
+    # a module of part N importing from a module of a later part breaks "part by part"
+    doc = (handout / "student" / "__init__.py").read_text(encoding="utf-8")
+    parts = {name: int(n) for n, files in re.findall(r"Part (\d+)\b[^:\n]*:(.*)", doc) for name in re.findall(r"(\w+)\.py", files)}
+    readme = (handout / "README.md").read_text(encoding="utf-8")
+    later = []
+    for module, part in parts.items():
+        source = (handout / "student" / f"{module}.py").read_text(encoding="utf-8")
+        for target, names in re.findall(r"^from \.(\w+) import ([\w, ]+)", source, re.M):
+            if parts.get(target, 0) > part:
+                later += [(module, target, n.strip()) for n in names.split(",")]
+    assert later, "expected at least Part 1's use of pretokenize (Part 3)"
+    for module, target, name in later:
+        line = next((line for line in readme.splitlines() if f"`{name}`" in line and f"student/{module}.py" in line), "")
+        assert f"student/{target}.py" in line and "first" in line, f"the README should say to write {name} ({target}.py) before {module}.py"
 
 
 def test_no_reference_function_body_appears_in_the_handout(handout, tmp_path):
