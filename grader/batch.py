@@ -216,7 +216,7 @@ def row_from_results(student: str, results: dict, seconds: float | None = None, 
         groups = {g: round(float(v.get("score", 0.0)), 4) for g, v in report["groups"].items()}
     row = Row(student, total=round(float(results.get("score", 0.0)), 4), groups=groups)
     row.seconds = float(results.get("execution_time", 0.0)) if seconds is None else seconds
-    row.tests = {t["name"]: t["status"] for t in results.get("tests", [])}
+    row.tests = {(t.get("extra_data") or {}).get("test", t["name"]): t["status"] for t in results.get("tests", [])}
     output = results.get("output", "")
     if not results.get("tests") and output.startswith("Grading failed"):
         row.error = output.removeprefix("Grading failed: ")

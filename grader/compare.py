@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from . import ROOT
+from .feedback import KNOWN_BUG, first_divergence
 
-KNOWN_BUG = "matches a known bug"
-MAX_DIVERGENCE_LINES = 8
 
 
 @dataclass
@@ -44,24 +43,6 @@ class Row:
         if self.sub_time is None or self.ref_time is None or self.ref_time <= 0:
             return None
         return self.sub_time / self.ref_time
-
-
-def first_divergence(output: str) -> str:
-    """The assertion message of a failure (pytest's ``E`` lines, without the traceback),
-    which for the graded tests names the first difference; else its first line."""
-    lines = output.splitlines()
-    message = [ln[1:].strip() if ln.startswith("E ") or ln == "E" else None for ln in lines]
-    picked = [m for m in message if m is not None]
-    if picked:
-        start = next((i for i, m in enumerate(picked) if m.startswith(("AssertionError:", "Failed:"))), 0)
-        picked = picked[start:]
-        picked[0] = picked[0].removeprefix("AssertionError: ").removeprefix("Failed: ")
-        picked = [ln for ln in picked if ln]
-    else:
-        picked = [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG not in ln][:1]
-    if len(picked) > MAX_DIVERGENCE_LINES:
-        picked = picked[:MAX_DIVERGENCE_LINES] + ["..."]
-    return "\n".join(picked)
 
 
 def diagnoses(reports: list[dict]) -> list[str]:

@@ -18,7 +18,7 @@ from pathlib import Path
 
 from . import ROOT, gpt2_cache, use_shared_tiktoken_cache
 from .config import ConfigError, load_config
-from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
+from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 
@@ -133,5 +133,8 @@ def grade(req: GradeRequest) -> int:
     if req.report:
         write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes))
     _say(req, output)
+    worst = top_failures(groups)
+    if worst:
+        _say(req, "\n" + worst + "\n")
     _say(req, f"results: {req.results}" + (f", junit: {req.junit}" if req.junit else ""))
     return EXIT_OK

@@ -1,7 +1,14 @@
 """Scores from a grading report, and the files CI autograders read.
 
-Gradescope's ``results.json`` (top-level ``score``, ``execution_time``, ``output``,
-``tests[]``), JUnit XML, and the terminal table.
+One results entry per test function (a *rule*): its parametrized cases are folded in
+("12 of 15 cases passed; first failing case: ..."), its points are a whole number of
+hundredths (largest-remainder split of the group's points, :mod:`grader.points`), and
+partial credit is proportional to the weight of the cases passed, rounded down to the
+hundredth. A function whose cases have different visibilities (``overrides`` may set it per
+case) becomes one entry per visibility, so a visible case's feedback is never held back
+and a hidden case's never shown early. Gradescope's ``results.json`` (Markdown feedback),
+JUnit XML and the terminal table are written from these entries; the plain JSON report
+(``--report``) keeps every case.
 """
 
 from __future__ import annotations
@@ -9,24 +16,62 @@ from __future__ import annotations
 import json
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
+from fractions import Fraction
 from pathlib import Path
 
+from . import ROOT
 from .config import Config
+from .feedback import bounded, first_divergence, known_bug_lines, md_block, md_code, md_text, rule_name, split_nodeid
+from .points import cents_text, largest_remainder, proportional_cents, to_cents
 
 HIDDEN_NOTE = "(details are hidden until the results are published)"
+NOT_RUN = "not run: grading stopped before this test (see the log)"
+MAX_OTHER_CASES = 8  # failing cases listed by id after the first one
+MAX_SPEED_LINES = 4
 
 
 @dataclass
-class TestResult:
-    name: str
+class Entry:
+    """One results entry: the cases of one test function (of one visibility)."""
+
+    key: str  # "tests/public/test_x.py::test_rule"
+    rule: str
     group: str
-    number: str
-    score: float
-    max_score: float
-    status: str  # "passed" | "failed"
-    output: str
     visibility: str
-    duration: float
+    cases: list[dict]
+    name: str = ""
+    number: str = ""
+    max_cents: int = 0
+    score_cents: int = 0
+    text: str = ""  # plain feedback, as a student may see it
+    markdown: str = ""  # the same, as Gradescope Markdown
+
+    @property
+    def passed_cases(self) -> int:
+        return sum(c["outcome"] == "passed" for c in self.cases)
+
+    @property
+    def status(self) -> str:
+        return "passed" if self.passed_cases == len(self.cases) else "failed"
+
+    @property
+    def score(self) -> float:
+        return self.score_cents / 100
+
+    @property
+    def max_score(self) -> float:
+        return self.max_cents / 100
+
+    @property
+    def lost_cents(self) -> int:
+        return self.max_cents - self.score_cents
+
+    @property
+    def duration(self) -> float:
+        return sum(c.get("duration", 0.0) for c in self.cases)
+
+    def failing(self) -> list[dict]:
+        return [c for c in self.cases if c["outcome"] != "passed"]
 
 
 @dataclass
@@ -34,111 +79,241 @@ class GroupResult:
     name: str
     title: str
     points: float
-    score: float = 0.0
-    passed: int = 0
-    total: int = 0
-    seconds: float = 0.0
-    tests: list[TestResult] = field(default_factory=list)
+    cents: int = 0
+    tests: list[Entry] = field(default_factory=list)
+
+    @property
+    def score_cents(self) -> int:
+        return sum(e.score_cents for e in self.tests)
+
+    @property
+    def score(self) -> float:
+        return self.score_cents / 100
+
+    @property
+    def passed(self) -> int:
+        return sum(e.status == "passed" for e in self.tests)
+
+    @property
+    def total(self) -> int:
+        return len(self.tests)
+
+    @property
+    def cases_passed(self) -> int:
+        return sum(e.passed_cases for e in self.tests)
+
+    @property
+    def cases_total(self) -> int:
+        return sum(len(e.cases) for e in self.tests)
+
+    @property
+    def seconds(self) -> float:
+        return sum(e.duration for e in self.tests)
 
 
-def _visible_output(text: str, visibility: str, policy: str) -> str:
-    if visibility == "visible" or policy == "full" or not text:
-        return text
-    if policy == "none":
-        return HIDDEN_NOTE
-    lines = text.strip().splitlines()
-    keep = lines[:1] + [line.strip().removeprefix("E").strip() for line in lines[1:] if "matches a known bug" in line]
-    return "\n".join(keep + [HIDDEN_NOTE])
+def case_id(nodeid: str) -> str:
+    """The parametrization of a case (``"[merge-3]"``), or ``""`` for a plain test."""
+    return split_nodeid(nodeid)[2]
+
+
+def case_output(case: dict) -> str:
+    """A case's failure text as the grader reports it (``not run`` explained)."""
+    if case["outcome"] == "not run":
+        return NOT_RUN
+    return case.get("output", "") or case["outcome"]
+
+
+def _fold(cases: list[dict]) -> list[Entry]:
+    """Cases in report order -> entries in order of first appearance, one per (test
+    function, visibility)."""
+    entries: dict[tuple[str, str], Entry] = {}
+    for case in cases:
+        path, function, _ = split_nodeid(case["nodeid"])
+        key = f"{path}::{function}"
+        slot = (key, case["visibility"])
+        if slot not in entries:
+            entries[slot] = Entry(key, rule_name(case["nodeid"], ROOT), case["group"], case["visibility"], [])
+        entries[slot].cases.append(case)
+    return list(entries.values())
+
+
+def _name_entries(entries: list[Entry], titles: dict[str, str]) -> None:
+    """``"<group title> — <rule>"``; a function split by visibility says which part; a
+    name two functions share gets its file's name."""
+    split = {e.key for e in entries if sum(x.key == e.key for x in entries) > 1}
+    for e in entries:
+        e.name = f"{titles[e.group]} — {e.rule}" + (f" ({e.visibility} cases)" if e.key in split else "")
+    names = [e.name for e in entries]
+    for e in entries:
+        if names.count(e.name) > 1:
+            e.name += f" [{Path(split_nodeid(e.key)[0]).name}]"
 
 
 def score_report(config: Config, report: dict) -> list[GroupResult]:
-    """Group results in grading.yaml's order; each test's share of its group's points is
-    proportional to its weight, and only passed tests score."""
-    groups = {g.name: GroupResult(g.name, g.title, g.points) for g in config.groups}
+    """Entries grouped in grading.yaml's order, with exact points (see the module doc)."""
     tests = report.get("tests", [])
-    weights: dict[str, float] = {}
-    for t in tests:
-        weights[t["group"]] = weights.get(t["group"], 0.0) + t["weight"]
-    for gi, g in enumerate(config.groups, 1):
-        members = [t for t in tests if t["group"] == g.name]
-        for ti, t in enumerate(members, 1):
-            total_w = weights.get(g.name) or 1.0
-            max_score = g.points * t["weight"] / total_w
-            passed = t["outcome"] == "passed"
-            output = t.get("output", "")
-            if t["outcome"] == "not run":
-                output = "not run: grading stopped before this test (see the log)"
-            speed = t.get("properties", {}).get("speed")
-            if speed and speed not in output:
-                output = f"{speed}\n{output}".strip()
-            groups[g.name].tests.append(
-                TestResult(
-                    name=t["nodeid"],
-                    group=g.name,
-                    number=f"{gi}.{ti}",
-                    score=max_score if passed else 0.0,
-                    max_score=max_score,
-                    status="passed" if passed else "failed",
-                    output=_visible_output(output, t["visibility"], config.hidden_output),
-                    visibility=t["visibility"],
-                    duration=t.get("duration", 0.0),
-                )
-            )
-    for g in groups.values():
-        g.total = len(g.tests)
-        g.passed = sum(t.status == "passed" for t in g.tests)
-        # exact share of the group's points, not a sum of rounded per-test scores
-        weight_all = sum(t.max_score for t in g.tests)
-        weight_passed = sum(t.max_score for t in g.tests if t.status == "passed")
-        g.score = round(g.points * weight_passed / weight_all, 4) if weight_all else 0.0
-        g.seconds = sum(t.duration for t in g.tests)
+    total = config.total if config.total is not None else sum(g.points for g in config.groups)
+    group_cents = largest_remainder(to_cents(total), [Fraction(g.points) for g in config.groups])
+    groups = [GroupResult(g.name, g.title, g.points, cents) for g, cents in zip(config.groups, group_cents)]
+    titles = {g.name: g.title for g in config.groups}
+    all_entries: list[Entry] = []
+    for gi, g in enumerate(groups, 1):
+        g.tests = _fold([t for t in tests if t["group"] == g.name])
+        weights = [sum((Fraction(c["weight"]) for c in e.cases), Fraction(0)) for e in g.tests]
+        for ei, (e, w, cents) in enumerate(zip(g.tests, weights, largest_remainder(g.cents, weights)), 1):
+            e.number = f"{gi}.{ei}"
+            e.max_cents = cents
+            passed_w = sum((Fraction(c["weight"]) for c in e.cases if c["outcome"] == "passed"), Fraction(0))
+            e.score_cents = proportional_cents(cents, passed_w, w)
+            e.text, e.markdown = feedback(e, config.hidden_output)
+        all_entries += g.tests
+    _name_entries(all_entries, titles)
     if report.get("partial"):  # grade --tests: groups outside the chosen tests are not graded
-        return [g for g in groups.values() if g.tests]
-    return list(groups.values())
+        return [g for g in groups if g.tests]
+    return groups
+
+
+# ---- feedback ----------------------------------------------------------------------------
+
+
+def _speed_lines(entry: Entry) -> list[str]:
+    lines = [str(c.get("properties", {}).get("speed")) for c in entry.cases if c.get("properties", {}).get("speed")]
+    return lines[:MAX_SPEED_LINES] + ([f"... and {len(lines) - MAX_SPEED_LINES} more"] if len(lines) > MAX_SPEED_LINES else [])
+
+
+def feedback(entry: Entry, policy: str) -> tuple[str, str]:
+    """(plain text, Markdown) feedback of one entry. Outside ``visible`` entries (unless
+    ``hidden_output: full``): ``first_line`` keeps the first line of the first difference
+    and any known-bug line, ``none`` keeps only the counts."""
+    restricted = entry.visibility != "visible" and policy != "full"
+    show_ids = not (restricted and policy == "none")
+    failing = entry.failing()
+    n, ok = len(entry.cases), entry.passed_cases
+    first = failing[0] if failing else None
+    header = ""
+    if n > 1:
+        header = f"{ok} of {n} cases passed"
+        if first is not None and show_ids and case_id(first["nodeid"]):
+            header += f"; first failing case: {case_id(first['nodeid'])}"
+    difference, bugs = "", []
+    if first is not None:
+        out = case_output(first)
+        difference = (first_divergence(out) or out.strip().splitlines()[0]) if out.strip() else first["outcome"]
+        bugs = known_bug_lines(out)
+        if restricted:
+            difference = difference.splitlines()[0] if policy == "first_line" and difference else ""
+            bugs = bugs if policy == "first_line" else []
+    difference = bounded(difference)
+    others = [case_id(c["nodeid"]) for c in failing[1:]] if show_ids else []
+    others_text = ", ".join(others[:MAX_OTHER_CASES]) + (f" and {len(others) - MAX_OTHER_CASES} more" if len(others) > MAX_OTHER_CASES else "")
+    speed = _speed_lines(entry)
+    note = HIDDEN_NOTE if restricted and first is not None else ""
+
+    text = [x for x in [header, difference, *bugs, *speed] if x]
+    if others:
+        text.append(f"other failing cases: {others_text}")
+    if note:
+        text.append(note)
+
+    md: list[str] = []
+    if header:
+        head = f"{ok} of {n} cases passed"
+        if first is not None and show_ids and case_id(first["nodeid"]):
+            head = f"**{head}**; first failing case: {md_code(case_id(first['nodeid']))}"
+        else:
+            head = f"**{head}**"
+        md.append(head)
+    if difference:
+        md.append(md_block(difference))
+    md += [md_text(b) for b in bugs] + [md_text(s) for s in speed]
+    if others:
+        shown = ", ".join(md_code(o) for o in others[:MAX_OTHER_CASES])
+        more = f" and {len(others) - MAX_OTHER_CASES} more" if len(others) > MAX_OTHER_CASES else ""
+        md.append(f"Other failing cases: {shown}{more}")
+    if note:
+        md.append(f"_{md_text(note)}_")
+    return "\n".join(text), "\n\n".join(md)
+
+
+# ---- outputs -----------------------------------------------------------------------------
 
 
 def table(groups: list[GroupResult]) -> str:
     """The per-group summary printed at the end of grading."""
-    rows = [("group", "points", "passed", "time")]
+    rows = [("group", "points", "tests passed", "cases passed", "time")]
     for g in groups:
-        rows.append((g.title, f"{g.score:g} / {g.points:g}", f"{g.passed}/{g.total}", f"{g.seconds:.1f} s"))
-    score = sum(g.score for g in groups)
-    possible = sum(g.points for g in groups)
-    rows.append(("total", f"{round(score, 4):g} / {possible:g}", f"{sum(g.passed for g in groups)}/{sum(g.total for g in groups)}", f"{sum(g.seconds for g in groups):.1f} s"))
-    widths = [max(len(r[i]) for r in rows) for i in range(4)]
+        rows.append((g.title, f"{cents_text(g.score_cents)} / {cents_text(g.cents)}", f"{g.passed}/{g.total}",
+                     f"{g.cases_passed}/{g.cases_total}", f"{g.seconds:.1f} s"))
+    rows.append((
+        "total", f"{cents_text(sum(g.score_cents for g in groups))} / {cents_text(sum(g.cents for g in groups))}",
+        f"{sum(g.passed for g in groups)}/{sum(g.total for g in groups)}",
+        f"{sum(g.cases_passed for g in groups)}/{sum(g.cases_total for g in groups)}", f"{sum(g.seconds for g in groups):.1f} s",
+    ))
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
     lines = ["  ".join(c.ljust(w) if i == 0 else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))) for r in rows]
     lines.insert(1, "-" * len(lines[0]))
     lines.insert(len(lines) - 1, "-" * len(lines[0]))
     return "\n".join(lines)
 
 
+def top_failures(groups: list[GroupResult], count: int = 3, max_lines: int = 3, width: int = 160) -> str:
+    """The ``count`` entries that lost the most points, each with its first failing case
+    and the first lines of its first difference (full text: for the instructor's terminal,
+    not for results.json). Empty when nothing lost points."""
+    entries = [e for g in groups for e in g.tests if e.lost_cents > 0]
+    worst = sorted(entries, key=lambda e: -e.lost_cents)[:count]
+    if not worst:
+        return ""
+    lines = [f"look at these first ({len(worst)} of {len(entries)} entries that lost points, most lost first):"]
+    for i, e in enumerate(worst, 1):
+        failing = e.failing()
+        lines.append(f"{i}. {e.name}: -{cents_text(e.lost_cents)} of {cents_text(e.max_cents)} points, "
+                     f"{len(failing)} of {len(e.cases)} case{'s' if len(e.cases) != 1 else ''} failed")
+        lines.append(f"   {failing[0]['nodeid']}")
+        out = case_output(failing[0])
+        diff = first_divergence(out, max_lines) or out.strip()
+        for ln in diff.splitlines()[:max_lines]:
+            lines.append("   " + (ln if len(ln) <= width else ln[: width - 1] + "…"))
+    return "\n".join(lines)
+
+
+def summary_markdown(text: str) -> str:
+    """The top-level output (the table and notes) as Markdown: one literal block."""
+    return md_block(text)
+
+
 def gradescope_json(groups: list[GroupResult], execution_time: float, output: str) -> dict:
+    """Gradescope's results.json: one entry per rule; ``output`` is the plain summary."""
     return {
-        "score": round(sum(g.score for g in groups), 4),
+        "score": sum(g.score_cents for g in groups) / 100,
         "execution_time": round(execution_time, 1),
-        "output": output,
+        "output": summary_markdown(output),
+        "output_format": "md",
         "visibility": "visible",
         "stdout_visibility": "hidden",
         "tests": [
             {
-                "name": t.name,
-                "number": t.number,
-                "score": round(t.score, 6),
-                "max_score": round(t.max_score, 6),
-                "status": t.status,
-                "output": t.output,
-                "visibility": t.visibility,
-                "tags": [t.group],
+                "name": e.name,
+                "number": e.number,
+                "score": e.score,
+                "max_score": e.max_score,
+                "status": e.status,
+                "output": e.markdown,
+                "output_format": "md",
+                "visibility": e.visibility,
+                "tags": [g.name],
+                "extra_data": {"test": e.key, "cases": len(e.cases), "cases_passed": e.passed_cases},
             }
             for g in groups
-            for t in g.tests
+            for e in g.tests
         ],
     }
 
 
 def failure_json(reason: str, execution_time: float = 0.0) -> dict:
     """Results when grading could not complete: score 0 and the reason."""
-    return {"score": 0.0, "execution_time": round(execution_time, 1), "output": f"Grading failed: {reason}", "visibility": "visible", "tests": []}
+    return {"score": 0.0, "execution_time": round(execution_time, 1), "output": f"Grading failed: {reason}",
+            "output_format": "text", "visibility": "visible", "tests": []}
 
 
 def write_json(path: Path, data: dict) -> None:
@@ -149,45 +324,55 @@ def write_json(path: Path, data: dict) -> None:
 
 
 def write_junit(path: Path, groups: list[GroupResult]) -> None:
+    """JUnit XML: a test suite per group, a test case per rule (entry)."""
     root = ET.Element("testsuites", name="bpe-harness")
     for g in groups:
         suite = ET.SubElement(
             root, "testsuite", name=g.name, tests=str(g.total), failures=str(g.total - g.passed), time=f"{g.seconds:.3f}"
         )
-        for t in g.tests:
-            case = ET.SubElement(suite, "testcase", classname=g.name, name=t.name, time=f"{t.duration:.3f}")
-            if t.status != "passed":
-                first = t.output.strip().splitlines()[0] if t.output.strip() else "failed"
+        for e in g.tests:
+            case = ET.SubElement(suite, "testcase", classname=g.name, name=e.name, file=split_nodeid(e.key)[0],
+                                 time=f"{e.duration:.3f}")
+            props = ET.SubElement(case, "properties")
+            for key, value in (("test", e.key), ("score", f"{e.score:.2f}"), ("max_score", f"{e.max_score:.2f}")):
+                ET.SubElement(props, "property", name=key, value=value)
+            if e.status != "passed":
+                first = e.text.strip().splitlines()[0] if e.text.strip() else "failed"
                 failure = ET.SubElement(case, "failure", message=first)
-                failure.text = t.output
+                failure.text = e.text
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
 
 def plain_report(groups: list[GroupResult], report: dict, **meta) -> dict:
-    """The grade command's own report (``--report``): every test's node id, group, outcome,
-    duration, score and FULL output (not hidden by visibility), for instructor tools
-    (``compare``, ``batch``). Gradescope's results.json stays as it is."""
-    raw = {t["nodeid"]: t for t in report.get("tests", [])}
-    tests = []
+    """The grade command's own report (``--report``), for instructor tools (``compare``,
+    ``batch``): every CASE's node id, group, outcome, duration, share of its entry's points
+    and FULL output (not hidden by visibility), and the entries as in results.json."""
+    tests, entries = [], []
     for g in groups:
-        for t in g.tests:
-            r = raw.get(t.name, {})
-            tests.append(
-                {
-                    "nodeid": t.name,
+        for e in g.tests:
+            weight = sum((Fraction(c["weight"]) for c in e.cases), Fraction(0))
+            for c in e.cases:
+                share = float(Fraction(e.max_cents, 100) * Fraction(c["weight"]) / weight) if weight else 0.0
+                tests.append({
+                    "nodeid": c["nodeid"],
                     "group": g.name,
-                    "outcome": r.get("outcome", t.status),
-                    "duration": round(t.duration, 4),
-                    "score": round(t.score, 6),
-                    "max_score": round(t.max_score, 6),
-                    "output": r.get("output", t.output),
-                    "properties": r.get("properties", {}),
-                }
-            )
+                    "entry": e.number,
+                    "outcome": c["outcome"],
+                    "duration": round(c.get("duration", 0.0), 4),
+                    "score": round(share if c["outcome"] == "passed" else 0.0, 6),
+                    "max_score": round(share, 6),
+                    "output": case_output(c) if c["outcome"] != "passed" else c.get("output", ""),
+                    "properties": c.get("properties", {}),
+                })
+            entries.append({"number": e.number, "name": e.name, "test": e.key, "group": g.name, "score": e.score,
+                            "max_score": e.max_score, "status": e.status, "cases_passed": e.passed_cases,
+                            "cases": len(e.cases), "visibility": e.visibility})
     return {
-        "score": round(sum(g.score for g in groups), 4),
-        "groups": {g.name: {"score": g.score, "points": g.points, "passed": g.passed, "total": g.total} for g in groups},
+        "score": sum(g.score_cents for g in groups) / 100,
+        "groups": {g.name: {"score": g.score, "points": g.cents / 100, "passed": g.passed, "total": g.total,
+                            "cases_passed": g.cases_passed, "cases": g.cases_total} for g in groups},
         **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in meta.items()},
+        "entries": entries,
         "tests": tests,
     }

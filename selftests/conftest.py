@@ -9,7 +9,10 @@ from .support import GradeRun, run_grader
 
 @pytest.fixture(scope="session")
 def graded_reference(tmp_path_factory) -> GradeRun:
-    return run_grader("grade", "--impl", "reference", results=tmp_path_factory.mktemp("ref") / "results.json")
+    out = tmp_path_factory.mktemp("ref")
+    run = run_grader("grade", "--impl", "reference", "--report", str(out / "report.json"), results=out / "results.json")
+    run.report = out / "report.json"
+    return run
 
 
 @pytest.fixture(scope="session")

@@ -20,6 +20,7 @@ class GradeRun:
     stderr: str
     results: dict | None
     junit: Path | None = None
+    report: Path | None = None  # the grade command's --report, when the run wrote one
 
     @property
     def tests(self) -> list[dict]:

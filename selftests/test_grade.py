@@ -3,19 +3,17 @@
 from __future__ import annotations
 
 import json
+import re
+from decimal import Decimal
 from pathlib import Path
 
 import pytest
 
 from grader.config import load_config
+from grader.feedback import split_nodeid
 
+from .gradescope_schema import problems
 from .support import ROOT, make_submission, run_grader
-
-GRADESCOPE_TOP = {"score": (int, float), "execution_time": (int, float), "output": str, "tests": list}
-GRADESCOPE_TEST = {
-    "name": str, "number": str, "score": (int, float), "max_score": (int, float),
-    "status": str, "output": str, "visibility": str, "tags": list,
-}
 
 
 def test_reference_gets_full_marks(graded_reference):
@@ -34,21 +32,50 @@ def test_untouched_stubs_score_zero_with_every_test_not_implemented(graded_stubs
     assert not wrong, f"{len(wrong)} tests did not fail with 'not implemented', first: {wrong[:3]}"
 
 
+def _cents(value: float) -> int:
+    d = Decimal(str(value))
+    assert d == d.quantize(Decimal("0.01")), f"{value!r} has more than two decimals"
+    return int(d * 100)
+
+
 @pytest.mark.parametrize("run", ["graded_reference", "graded_stubs"])
-def test_results_json_has_the_gradescope_fields(run, request):
+def test_results_json_conforms_to_the_gradescope_schema(run, request):
     data = request.getfixturevalue(run).results
-    for key, kind in GRADESCOPE_TOP.items():
-        assert isinstance(data.get(key), kind), f"top-level {key!r} should be {kind}, got {data.get(key)!r}"
-    numbers = set()
-    for test in data["tests"]:
-        for key, kind in GRADESCOPE_TEST.items():
-            assert isinstance(test.get(key), kind), f"{test.get('name')}: {key!r} should be {kind}, got {test.get(key)!r}"
-        assert test["status"] in ("passed", "failed")
-        assert test["visibility"] in ("visible", "hidden", "after_due_date", "after_published")
-        assert 0 <= test["score"] <= test["max_score"]
-        numbers.add(test["number"])
-    assert len(numbers) == len(data["tests"]), "test numbers must be unique"
-    assert sum(t["max_score"] for t in data["tests"]) == pytest.approx(load_config(ROOT / "grading.yaml").total, abs=0.01)
+    assert problems(data) == []
+    assert data["tests"] and all(t["output_format"] == "md" for t in data["tests"])
+    assert len({t["number"] for t in data["tests"]}) == len(data["tests"]), "test numbers must be unique"
+    assert len({t["name"] for t in data["tests"]}) == len(data["tests"]), "entry names must be unique"
+
+
+@pytest.mark.parametrize("run", ["graded_reference", "graded_stubs"])
+def test_entry_points_have_two_decimals_and_add_up_exactly_to_the_total(run, request):
+    data = request.getfixturevalue(run).results
+    assert sum(_cents(t["max_score"]) for t in data["tests"]) == _cents(load_config(ROOT / "grading.yaml").total)
+    assert sum(_cents(t["score"]) for t in data["tests"]) == _cents(data["score"])
+    assert all(0 <= _cents(t["score"]) <= _cents(t["max_score"]) for t in data["tests"])
+
+
+def test_one_results_entry_per_test_function(graded_reference):
+    cases = json.loads(graded_reference.report.read_text(encoding="utf-8"))["tests"]
+    functions = {"::".join(split_nodeid(c["nodeid"])[:2]) for c in cases}
+    entries = [t["extra_data"]["test"] for t in graded_reference.tests]
+    assert sorted(entries) == sorted(functions)
+    assert len(cases) > len(entries), "the plain report keeps every parametrized case"
+    assert sum(t["extra_data"]["cases"] for t in graded_reference.tests) == len(cases)
+
+
+def test_grade_prints_the_three_failures_that_lost_most_points(graded_stubs, graded_reference):
+    out = graded_stubs.stdout
+    assert "look at these first" in out, out[-2000:]
+    items = re.findall(r"^(\d+)\. .*: -([\d.]+) of ([\d.]+) points", out, re.MULTILINE)
+    assert [i for i, _, _ in items] == ["1", "2", "3"], out[-2000:]
+    lost = [float(x) for _, x, _ in items]
+    assert lost == sorted(lost, reverse=True)
+    biggest = max(t["max_score"] - t["score"] for t in graded_stubs.tests)
+    assert lost[0] == pytest.approx(biggest)
+    block = out[out.index("look at these first"):]
+    assert block.count("not implemented: ") >= 3
+    assert "look at these first" not in graded_reference.stdout
 
 
 def test_partial_submission_gets_exactly_its_groups_points(tmp_path):

@@ -277,7 +277,7 @@ def test_run_autograder_grades_the_submission_into_results_json(bundle, tmp_path
     results = run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/hidden/test_primitives_hidden.py")
     assert results["score"] == pytest.approx(10.0), results["output"]
     assert results["tests"] and all(t["status"] == "passed" for t in results["tests"])
-    assert any("/hidden/" in t["name"] for t in results["tests"]), "hidden tests should run in the autograder"
+    assert any("/hidden/" in t["extra_data"]["test"] for t in results["tests"]), "hidden tests should run in the autograder"
     for t in results["tests"]:
         assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(t)
 

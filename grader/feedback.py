@@ -1,0 +1,128 @@
+"""Failure text for people: the first difference of a failure, readable rule names, and
+Markdown that nothing a submission printed can break out of.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from functools import lru_cache
+from pathlib import Path
+
+KNOWN_BUG = "matches a known bug"
+MAX_DIVERGENCE_LINES = 8
+MAX_BLOCK_CHARS = 1500  # characters of one failure shown in a results entry
+
+
+def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES) -> str:
+    """The assertion message of a failure (pytest's ``E`` lines, without the traceback),
+    which for the graded tests names the first difference; else its first line."""
+    lines = output.splitlines()
+    message = [ln[1:].strip() if ln.startswith("E ") or ln == "E" else None for ln in lines]
+    picked = [m for m in message if m is not None]
+    if picked:
+        start = next((i for i, m in enumerate(picked) if m.startswith(("AssertionError:", "Failed:"))), 0)
+        picked = picked[start:]
+        picked[0] = picked[0].removeprefix("AssertionError: ").removeprefix("Failed: ")
+        picked = [ln for ln in picked if ln]
+    else:
+        picked = [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG not in ln][:1]
+    if len(picked) > max_lines:
+        picked = picked[:max_lines] + ["..."]
+    return "\n".join(picked)
+
+
+def known_bug_lines(output: str) -> list[str]:
+    """The ``... matches a known bug: ...`` lines of a failure, without pytest's ``E``."""
+    return [ln.strip().removeprefix("E").strip() for ln in output.splitlines() if KNOWN_BUG in ln]
+
+
+def bounded(text: str, limit: int = MAX_BLOCK_CHARS) -> str:
+    """``text`` cut to ``limit`` characters, saying so."""
+    return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ---- names -------------------------------------------------------------------------------
+
+
+def split_nodeid(nodeid: str) -> tuple[str, str, str]:
+    """``"tests/x.py::test_f[a-b]"`` -> ``("tests/x.py", "test_f", "[a-b]")`` (a class
+    stays in the middle part: ``"TestK::test_f"``)."""
+    path, _, rest = nodeid.partition("::")
+    function, bracket, params = rest.partition("[")
+    return path, function, bracket + params
+
+
+@lru_cache(maxsize=64)
+def _docstrings(path: Path) -> dict[str, str]:
+    """Qualified function name -> first line of its docstring, for one test file."""
+    try:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, ValueError):
+        return {}
+    found: dict[str, str] = {}
+
+    def visit(body: list[ast.stmt], prefix: str) -> None:
+        for node in body:
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                doc = ast.get_docstring(node)
+                if doc and doc.strip():
+                    found[prefix + node.name] = doc.strip().splitlines()[0].rstrip(".")
+            elif isinstance(node, ast.ClassDef):
+                visit(node.body, f"{prefix}{node.name}::")
+
+    visit(tree.body, "")
+    return found
+
+
+def rule_name(nodeid: str, root: Path) -> str:
+    """The rule a test function checks, readable: the first line of its docstring, else
+    its name without ``test_`` and with spaces (``test_merge_does_not_modify_its_input``
+    -> ``merge does not modify its input``)."""
+    path, function, _ = split_nodeid(nodeid)
+    doc = _docstrings((root / path).resolve()).get(function)
+    if doc:
+        return doc
+    name = function.rsplit("::", 1)[-1].removeprefix("test_").removeprefix("test")
+    return name.replace("_", " ").strip() or function
+
+
+# ---- Markdown ----------------------------------------------------------------------------
+
+_MD_SPECIAL = re.compile(r"([\\`*_\[\]|~#])")  # special wherever they stand
+_MD_LINE_START = re.compile(r"^(\s*)(?:([-+=])|(\d+)([.)]))", re.MULTILINE)  # list items, setext headings
+_CONTROL = re.compile(r"[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]")
+
+
+def md_text(text: str) -> str:
+    """Plain text as Markdown that renders as exactly that text: HTML and Markdown
+    characters escaped (list and heading markers only where they would act: at the start
+    of a line), control characters dropped."""
+    text = _CONTROL.sub("", text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    text = _MD_SPECIAL.sub(r"\\\1", text)
+    return _MD_LINE_START.sub(_escape_line_start, text)
+
+
+def _escape_line_start(m: re.Match) -> str:
+    indent, mark, digits, dot = m.groups()
+    return indent + ("\\" + mark if mark else digits + "\\" + dot)
+
+
+def md_code(text: str) -> str:
+    """An inline code span holding ``text`` literally (a fence longer than any run of
+    backticks inside; newlines become spaces)."""
+    text = _CONTROL.sub("", text).replace("\n", " ")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * (longest + 1)
+    pad = " " if text.startswith("`") or text.endswith("`") or not text.strip() else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def md_block(text: str) -> str:
+    """A fenced code block holding ``text`` literally: the fence is longer than any run of
+    backticks in it, so no line of ``text`` can close it early (CommonMark)."""
+    text = _CONTROL.sub("", text).rstrip("\n")
+    longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}text\n{text}\n{fence}"

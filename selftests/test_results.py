@@ -1,0 +1,214 @@
+"""Results entries: one per test function, exact points, and Markdown feedback that a
+submission's text cannot break (synthetic reports: no grading run)."""
+
+from __future__ import annotations
+
+import re
+from decimal import Decimal
+from fractions import Fraction
+from pathlib import Path
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from grader.config import load_config
+from grader.feedback import md_block, md_code, md_text
+from grader.points import largest_remainder, proportional_cents
+from grader.results import HIDDEN_NOTE, gradescope_json, score_report, top_failures
+
+from .gradescope_schema import problems
+from .support import ROOT
+
+CONFIG = """
+version: 1
+total: 10
+visibility: visible
+hidden_visibility: after_published
+hidden_output: {policy}
+groups:
+  - name: a
+    title: "Part A"
+    points: 3.33
+    select: ["tests/public/test_a.py::*"]
+  - name: b
+    title: "Part B"
+    points: 6.67
+    select: ["tests/*/test_b*.py::*"]
+"""
+
+
+def case(nodeid: str, outcome: str = "passed", group: str = "a", visibility: str = "visible", weight: float = 1.0, output: str = "") -> dict:
+    return {"nodeid": nodeid, "group": group, "weight": weight, "visibility": visibility, "outcome": outcome,
+            "output": output, "duration": 0.01, "properties": {}}
+
+
+def config(tmp_path: Path, policy: str = "first_line"):
+    path = tmp_path / "grading.yaml"
+    path.write_text(CONFIG.format(policy=policy), encoding="utf-8")
+    return load_config(path)
+
+
+def cents(value: float) -> int:
+    d = Decimal(str(value))
+    assert d == d.quantize(Decimal("0.01")), f"{value} has more than two decimals"
+    return int(d * 100)
+
+
+REPORT = {"tests": [
+    *[case(f"tests/public/test_a.py::test_three_cases[{i}]", "failed" if i == 2 else "passed", output=f"E   AssertionError: case {i} differs") for i in range(3)],
+    case("tests/public/test_a.py::test_plain"),
+    case("tests/public/test_a.py::test_plain_too", "failed", output="not implemented: merge"),
+    *[case(f"tests/public/test_b.py::test_rule[{i}]", group="b") for i in range(7)],
+    *[case(f"tests/hidden/test_b_hidden.py::test_rule[{i}]", "failed", group="b", visibility="after_published",
+           output="E   AssertionError: merge #3 differs\nE   secret detail") for i in range(2)],
+]}
+
+
+def test_one_entry_per_test_function_and_visibility(tmp_path):
+    groups = score_report(config(tmp_path), REPORT)
+    keys = [(e.key, e.visibility) for g in groups for e in g.tests]
+    assert keys == [
+        ("tests/public/test_a.py::test_three_cases", "visible"), ("tests/public/test_a.py::test_plain", "visible"),
+        ("tests/public/test_a.py::test_plain_too", "visible"), ("tests/public/test_b.py::test_rule", "visible"),
+        ("tests/hidden/test_b_hidden.py::test_rule", "after_published"),
+    ]
+    assert [len(e.cases) for g in groups for e in g.tests] == [3, 1, 1, 7, 2]
+
+
+def test_entry_points_add_up_exactly_to_group_and_total(tmp_path):
+    groups = score_report(config(tmp_path), REPORT)
+    data = gradescope_json(groups, 1.0, "summary")
+    by_group: dict[str, int] = {}
+    for t in data["tests"]:
+        by_group[t["tags"][0]] = by_group.get(t["tags"][0], 0) + cents(t["max_score"])
+    assert by_group == {"a": 333, "b": 667}
+    assert sum(cents(t["score"]) for t in data["tests"]) == cents(data["score"])
+
+
+def test_partial_credit_is_the_share_of_cases_passed_rounded_down(tmp_path):
+    groups = score_report(config(tmp_path), REPORT)
+    three = groups[0].tests[0]
+    assert three.passed_cases == 2 and three.status == "failed"
+    assert three.score_cents == three.max_cents * 2 // 3
+    assert [e.score_cents for e in groups[0].tests[1:]] == [groups[0].tests[1].max_cents, 0]
+
+
+def test_case_weights_set_the_points_of_each_entry(tmp_path):
+    report = {"tests": [case("tests/public/test_a.py::test_x", weight=3.0), case("tests/public/test_a.py::test_y")]}
+    groups = score_report(config(tmp_path), report)
+    assert [e.max_cents for e in groups[0].tests] == [250, 83]  # 333 split 3:1, the spare cent to the larger remainder
+
+
+def test_failure_feedback_names_counts_first_case_and_other_cases(tmp_path):
+    groups = score_report(config(tmp_path), REPORT)
+    entry = groups[0].tests[0]
+    assert entry.text.splitlines()[:2] == ["2 of 3 cases passed; first failing case: [2]", "case 2 differs"]
+    assert "```text\ncase 2 differs\n```" in entry.markdown
+    assert entry.name == "Part A — three cases"
+
+
+def test_hidden_entry_shows_only_the_first_line_of_its_first_difference(tmp_path):
+    hidden = score_report(config(tmp_path), REPORT)[1].tests[1]
+    assert "merge #3 differs" in hidden.text and "secret detail" not in hidden.text + hidden.markdown
+    assert HIDDEN_NOTE in hidden.text
+    nothing = score_report(config(tmp_path, "none"), REPORT)[1].tests[1]
+    assert "merge #3" not in nothing.text + nothing.markdown and "[1]" not in nothing.text
+
+
+def test_a_function_split_by_visibility_names_each_part(tmp_path):
+    report = {"tests": [case("tests/public/test_a.py::test_x[0]"), case("tests/public/test_a.py::test_x[1]", visibility="hidden")]}
+    names = [e.name for e in score_report(config(tmp_path), report)[0].tests]
+    assert names == ["Part A — x (visible cases)", "Part A — x (hidden cases)"]
+
+
+def test_partial_grade_keeps_only_the_groups_it_ran_with_their_full_points(tmp_path):
+    groups = score_report(config(tmp_path), {"partial": True, "tests": REPORT["tests"][:3]})
+    assert [g.name for g in groups] == ["a"] and groups[0].tests[0].max_cents == 333
+
+
+def test_results_of_a_synthetic_report_conform_to_the_gradescope_schema(tmp_path):
+    data = gradescope_json(score_report(config(tmp_path), REPORT), 1.0, "summary")
+    assert problems(data) == []
+    assert problems(dict(data, tests=[dict(data["tests"][0], status="partial", output_format="markdown")])) != []
+
+
+def test_top_failures_lists_the_three_entries_that_lost_most_points(tmp_path):
+    groups = score_report(config(tmp_path), REPORT)
+    text = top_failures(groups)
+    items = re.findall(r"^\d+\. (.*?): -([\d.]+) of", text, re.MULTILINE)
+    lost = sorted(((e.lost_cents, e.name) for g in groups for e in g.tests if e.lost_cents), reverse=True)
+    assert [name for name, _ in items] == [name for _, name in lost[:3]]
+    assert "secret detail" in text  # the instructor's terminal gets the full first difference
+    assert top_failures(score_report(config(tmp_path), {"tests": [case("tests/public/test_a.py::test_ok")]})) == ""
+
+
+# ---- exact points ---------------------------------------------------------------------------
+
+
+@settings(max_examples=60)
+@given(st.integers(0, 100_000), st.lists(st.fractions(min_value=0, max_value=50), min_size=1, max_size=60))
+def test_largest_remainder_parts_add_up_and_stay_within_a_cent_of_the_exact_share(whole, weights):
+    parts = largest_remainder(whole, weights)
+    total = sum(weights, Fraction(0))
+    assert len(parts) == len(weights)
+    if total == 0:
+        assert parts == [0] * len(weights)
+        return
+    assert sum(parts) == whole
+    for part, w in zip(parts, weights):
+        assert 0 <= part - Fraction(whole) * w / total < 1 or 0 <= Fraction(whole) * w / total - part < 1
+
+
+def test_largest_remainder_gives_spare_cents_to_the_largest_remainders():
+    assert largest_remainder(100, [Fraction(1)] * 3) == [34, 33, 33]
+    assert largest_remainder(1000, [Fraction(1), Fraction(2), Fraction(4)]) == [143, 286, 571]
+
+
+@given(st.integers(0, 10_000), st.integers(0, 50), st.integers(1, 50))
+def test_partial_credit_never_exceeds_the_proportional_share(cents_, passed, total):
+    passed = min(passed, total)
+    got = proportional_cents(cents_, Fraction(passed), Fraction(total))
+    assert got <= Fraction(cents_ * passed, total) < got + 1
+    assert (got == cents_) == (passed == total or cents_ == 0 or Fraction(cents_ * passed, total) == cents_)
+
+
+# ---- Markdown that cannot be broken out of --------------------------------------------------
+
+HOSTILE = [
+    "```\n# pwned\n<script>alert(1)</script>\n```",
+    "````\n<img src=x onerror=alert(1)>\n`````",
+    "[click](javascript:alert(1)) **bold** _it_ | a | b |\n- item\n1. item\n====",
+    "ctrl \x1b[31m red \x07 bell",
+]
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=["fence", "longer_fence", "markup", "control"])
+def test_a_code_block_holds_any_text_literally(text):
+    block = md_block(text)
+    lines = block.splitlines()
+    fence = re.match(r"`+", lines[0]).group()
+    assert lines[-1] == fence and len(fence) >= 3
+    inside = lines[1:-1]
+    assert not any(re.match(rf"\s{{0,3}}`{{{len(fence)}}}", ln) for ln in inside), "a line inside could close the block"
+    assert "\x1b" not in block and "\x07" not in block
+
+
+@pytest.mark.parametrize("text", HOSTILE, ids=["fence", "longer_fence", "markup", "control"])
+def test_plain_markdown_text_has_no_live_markup(text):
+    out = md_text(text)
+    assert "<" not in out and ">" not in out
+    assert not re.search(r"(?<!\\)[`*_\[\]|#]", out), out
+    assert not re.search(r"^\s*(?:[-+=]|\d+[.)])", out, re.MULTILINE), out
+
+
+def test_inline_code_is_longer_than_any_backtick_run_inside():
+    assert md_code("a``b") == "```a``b```"
+    assert md_code("`x`") == "`` `x` ``"
+
+
+def test_shipped_grading_yaml_gives_two_decimal_entries(tmp_path):
+    cfg = load_config(ROOT / "grading.yaml")
+    report = {"tests": [case(f"tests/public/test_x.py::test_{i}", group=g.name) for g in cfg.groups for i in range(7)]}
+    data = gradescope_json(score_report(cfg, report), 0.0, "")
+    assert sum(cents(t["max_score"]) for t in data["tests"]) == cents(cfg.total)
