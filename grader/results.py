@@ -331,15 +331,11 @@ def write_junit(path: Path, groups: list[GroupResult]) -> None:
             root, "testsuite", name=g.name, tests=str(g.total), failures=str(g.total - g.passed), time=f"{g.seconds:.3f}"
         )
         for e in g.tests:
-            case = ET.SubElement(suite, "testcase", classname=g.name, name=e.name, file=split_nodeid(e.key)[0],
-                                 time=f"{e.duration:.3f}")
-            props = ET.SubElement(case, "properties")
-            for key, value in (("test", e.key), ("score", f"{e.score:.2f}"), ("max_score", f"{e.max_score:.2f}")):
-                ET.SubElement(props, "property", name=key, value=value)
+            case = ET.SubElement(suite, "testcase", classname=g.name, name=e.name, time=f"{e.duration:.3f}")
             if e.status != "passed":
                 first = e.text.strip().splitlines()[0] if e.text.strip() else "failed"
                 failure = ET.SubElement(case, "failure", message=first)
-                failure.text = e.text
+                failure.text = f"{e.key}: {cents_text(e.score_cents)} of {cents_text(e.max_cents)} points\n{e.text}"
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
 
