@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from grader.diff import assert_ids_equal
 from grader.probes import ids_digest
+from grader.streamdiff import assert_stream_ids_equal, explain_file_mismatch
 from tests.oracles import split_keeping_specials
 from tests.conftest import EOT
 
@@ -32,16 +32,18 @@ def random_chunks(rng: random.Random, text: str, max_len: int) -> list[str]:
 @pytest.mark.parametrize("max_len", [3, 40, 400])
 def test_encode_iterable_of_randomly_chunked_hidden_fixture(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path, rng, name, max_len):
     text = read_text(fixture_path(name))
-    actual = list(gpt2_tokenizer.encode_iterable(iter(random_chunks(rng, text, max_len))))
-    assert_ids_equal(actual, gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text, what="encode_iterable ids")
+    chunks = random_chunks(rng, text, max_len)
+    actual = list(gpt2_tokenizer.encode_iterable(iter(chunks)))
+    assert_stream_ids_equal(actual, gpt2_oracle(text), chunks, vocab=gpt2_vocab_merges[0])
 
 
 def test_encode_iterable_of_hidden_fixture_lines(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path):
     path = fixture_path("hidden/mixed.txt")
     with open(path, encoding="utf-8", newline="") as lines:
         actual = list(gpt2_tokenizer.encode_iterable(lines))
-    text = read_text(path)
-    assert_ids_equal(actual, gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text, what="encode_iterable ids")
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = list(f)
+    assert_stream_ids_equal(actual, gpt2_oracle("".join(lines)), lines, vocab=gpt2_vocab_merges[0])
 
 
 def test_encode_iterable_of_chunked_whitespace_and_specials(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, rng):
@@ -49,8 +51,9 @@ def test_encode_iterable_of_chunked_whitespace_and_specials(gpt2_tokenizer, gpt2
     parts = [" ", "  ", "\n", "\n\n", " \n ", "\t", "\r\n", "a", "bc", "'s", "12", "!", EOT, "<|endo", "ftext|>", "é"]
     for _ in range(20):
         text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 40)))
-        actual = list(gpt2_tokenizer.encode_iterable(iter(random_chunks(rng, text, 6))))
-        assert_ids_equal(actual, gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text, what="encode_iterable ids")
+        chunks = random_chunks(rng, text, 6)
+        actual = list(gpt2_tokenizer.encode_iterable(iter(chunks)))
+        assert_stream_ids_equal(actual, gpt2_oracle(text), chunks, vocab=gpt2_vocab_merges[0])
 
 
 @pytest.mark.parametrize("case", range(3))
@@ -68,15 +71,21 @@ def test_encode_iterable_with_random_specials_split_across_chunks(impl, gpt2_voc
         expected = []
         for piece, is_special in split_keeping_specials(text, specials):
             expected += [table[piece]] if is_special else gpt2_encoding.encode_ordinary(piece)
-        actual = list(tok.encode_iterable(iter(random_chunks(rng, text, 5))))
-        assert_ids_equal(actual, expected, text=f"specials {specials}: {text!r}", what="encode_iterable ids")
+        chunks = random_chunks(rng, text, 5)
+        actual = list(tok.encode_iterable(iter(chunks)))
+        with_specials = {**vocab, **{i: s.encode("utf-8") for s, i in table.items()}}
+        assert_stream_ids_equal(actual, expected, chunks, vocab=with_specials, what=f"encode_iterable ids (special tokens {specials})")
 
 
-def test_encode_iterable_file_probe_matches_tiktoken_on_generated_corpus(gpt2_tokenizer, gpt2_oracle, tmp_path, rng):
+def test_encode_iterable_file_probe_matches_tiktoken_on_generated_corpus(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, tmp_path, rng):
     from fixtures.generate import write_zipf_corpus
 
-    path = write_zipf_corpus(tmp_path / "zipf.txt", 150_000, seed=rng.randrange(10**6), vocab_words=5000, doc_sep=EOT)
+    seed = rng.randrange(10**6)
+    path = write_zipf_corpus(tmp_path / "zipf.txt", 150_000, seed=seed, vocab_words=5000, doc_sep=EOT)
     got = gpt2_tokenizer.probe("encode_iterable_file", str(path))
     expected = gpt2_oracle(read_text(path))
+    if got["count"] != len(expected) or got["digest"] != ids_digest(expected):
+        rebuild = f"fixtures.generate.write_zipf_corpus(path, 150_000, seed={seed}, vocab_words=5000, doc_sep={EOT!r})"
+        explain_file_mismatch(gpt2_tokenizer, str(path), expected, gpt2_vocab_merges[0], rebuild)
     assert got["count"] == len(expected), f"encode_iterable gave {got['count']} ids, tiktoken {len(expected)}"
     assert got["digest"] == ids_digest(expected), f"encode_iterable gave {got['count']} ids as expected, but not tiktoken's ids"

@@ -1,0 +1,84 @@
+"""Failure messages for ``encode_iterable``: the first differing id (as ``assert_ids_equal``
+says it) plus where the chunk boundaries fell around it, since a boundary inside a
+pre-token or a special token is the usual cause."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from itertools import accumulate
+
+from .diff import assert_ids_equal, first_difference
+
+WINDOW = 30  # characters of text shown on each side of the difference
+MAX_PIECES = 8  # chunk pieces shown at most
+
+
+def char_offset(expected: Sequence[int], pos: int, vocab: Mapping[int, bytes], text: str) -> int | None:
+    """The character of ``text`` where expected id ``pos`` starts (None if an id is unknown)."""
+    try:
+        nbytes = sum(len(vocab[i]) for i in expected[:pos])
+    except KeyError:
+        return None
+    return len(text.encode("utf-8")[:nbytes].decode("utf-8", errors="ignore"))
+
+
+def chunks_around(chunks: Sequence[str], at: int) -> str:
+    """The chunks that cover characters ``at - WINDOW`` to ``at + WINDOW`` of the joined
+    text, clipped to that window, as ``'…lo\\n' | '   wor' | 'ld…'``: ``|`` is a boundary."""
+    ends = list(accumulate(len(c) for c in chunks))
+    lo, hi = max(at - WINDOW, 0), at + WINDOW
+    pieces, start = [], 0
+    for chunk, end in zip(chunks, ends):
+        if end > lo and start < hi:
+            piece = chunk[max(lo - start, 0) : hi - start]
+            pieces.append(("…" if start < lo else "") + repr(piece) + ("…" if end > hi else ""))
+        start = end
+        if start >= hi:
+            break
+    if len(pieces) > MAX_PIECES:
+        pieces = pieces[: MAX_PIECES // 2] + ["..."] + pieces[-MAX_PIECES // 2 :]
+    return " | ".join(pieces)
+
+
+def assert_stream_ids_equal(
+    actual: list[int],
+    expected: list[int],
+    chunks: Sequence[str],
+    *,
+    vocab: Mapping[int, bytes] | None = None,
+    what: str = "encode_iterable ids",
+) -> None:
+    """Equal ids, or ``assert_ids_equal``'s message plus the chunk boundaries around the
+    first difference (``chunks`` joined is the text that was encoded)."""
+    __tracebackhide__ = True
+    text = "".join(chunks)
+    try:
+        assert_ids_equal(actual, expected, vocab=vocab, text=text, what=what)
+        return
+    except AssertionError as err:
+        message = str(err)
+    pos = first_difference(expected, actual)
+    at = char_offset(expected, pos, vocab, text) if vocab is not None else None
+    if at is None:
+        note = f"  {len(chunks)} chunks; the first ones: {chunks_around(chunks, 0)}"
+    else:
+        note = f"  chunk boundaries (|) around character {at} (of {len(chunks)} chunks): {chunks_around(chunks, at)}"
+    raise AssertionError(message + "\n" + note) from None
+
+
+def explain_file_mismatch(tokenizer, path: str, expected: list[int], vocab: Mapping[int, bytes], rebuild: str) -> None:
+    """For a probe whose id count or digest was wrong: stream the file's lines through
+    ``tokenizer.encode_iterable`` again, keeping the ids this time, and fail with the first
+    difference, the chunk boundaries around it and ``rebuild`` (how to make the input).
+    Returns only if this second run gives the expected ids."""
+    __tracebackhide__ = True
+    with open(path, encoding="utf-8", newline="") as f:
+        lines = list(f)
+    actual = list(tokenizer.encode_iterable(iter(lines)))
+    try:
+        assert_stream_ids_equal(actual, expected, lines, vocab=vocab)
+    except AssertionError as err:
+        message = str(err)
+    else:
+        return
+    raise AssertionError(f"{message}\n  the input: {rebuild}, read line by line (open(path, newline=''))") from None

@@ -1,0 +1,61 @@
+"""Failures that teach: an encode_iterable failure names the position, both tokens' bytes,
+the text around it and where the chunk boundaries fell; a probe's count/digest failure is
+re-explained the same way, with how to rebuild the input."""
+
+from __future__ import annotations
+
+import pytest
+
+from grader.streamdiff import assert_stream_ids_equal, chunks_around, explain_file_mismatch
+
+VOCAB = {i: bytes([i]) for i in range(256)} | {300: b"\n ", 301: b" b"}
+# "a\n  b" is "a", "\n ", " b" (ids 97, 300, 301); encoded as two lines "a\n" + "  b" it
+# would be "a", "\n", " ", " b" (97, 10, 32, 301)
+CHUNKS = ["a\n", "  b"]
+RIGHT, CHUNKED = [97, 300, 301], [97, 10, 32, 301]
+
+
+def failure(actual, expected=RIGHT, chunks=CHUNKS, vocab=VOCAB) -> str:
+    with pytest.raises(AssertionError) as err:
+        assert_stream_ids_equal(actual, expected, chunks, vocab=vocab)
+    return str(err.value)
+
+
+def test_equal_ids_pass():
+    assert_stream_ids_equal(RIGHT, RIGHT, CHUNKS, vocab=VOCAB)
+
+
+def test_message_has_position_both_tokens_text_and_chunk_boundaries():
+    message = failure(CHUNKED)
+    assert "position 1" in message
+    assert "300 b'\\n '" in message and "10 b'\\n'" in message  # both tokens with their bytes
+    assert "input around it" in message
+    assert "'a\\n' | '  b'" in message, message  # the boundary between the two chunks
+
+
+def test_boundaries_are_clipped_to_a_window_around_the_difference():
+    chunks = ["x" * 1000, "y" * 5, "z" * 1000]
+    shown = chunks_around(chunks, 1002)
+    assert shown.count("|") == 2 and len(shown) < 120, shown
+    assert shown.startswith("…'x") and shown.endswith("z'…")
+
+
+def test_many_small_chunks_are_elided():
+    shown = chunks_around(list("abcdefghijklmnopqrstuvwxyz" * 3), 40)
+    assert "..." in shown and shown.count("|") <= 9, shown
+
+
+def test_probe_mismatch_is_re_explained_with_the_rebuild_recipe(tmp_path):
+    path = tmp_path / "in.txt"
+    path.write_text("".join(CHUNKS), encoding="utf-8", newline="")
+
+    class ChunkByChunk:  # the classic bug: each chunk encoded on its own
+        def encode_iterable(self, lines):
+            table = {"a\n": [97, 10], "  b": [32, 301]}
+            for line in lines:
+                yield from table[line]
+
+    with pytest.raises(AssertionError) as err:
+        explain_file_mismatch(ChunkByChunk(), str(path), RIGHT, VOCAB, "the recipe")
+    message = str(err.value)
+    assert "position 1" in message and "'a\\n' | '  b'" in message and "the input: the recipe" in message, message
