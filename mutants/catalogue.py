@@ -264,6 +264,7 @@ CONTROLS = (
 )
 
 P = "pretokenize.py"
+WARMUP = "tests/public/test_warmup.py"
 RULES = "tests/public/test_tokenizer_rules.py"  # one test per docstring rule of part 5
 
 CATALOGUE: tuple[Mutant, ...] = (
@@ -303,6 +304,13 @@ CATALOGUE: tuple[Mutant, ...] = (
         "compression_ratio_characters", "warmup",
         "compression_ratio counts characters (len(text)) instead of UTF-8 bytes.",
         (Replace("warmup.py", 'return len(text.encode("utf-8")) / len(ids)', "return len(text) / len(ids)"),),
+    ),
+    Mutant(
+        "byte_decode_builtin_error", "warmup",
+        "ByteTokenizer.decode lets bytes() reject an id above 255, so the error names neither "
+        "the id nor its position.",
+        (Replace("warmup.py", "            if not 0 <= i < 256:\n", "            if False:\n"),),
+        first=(WARMUP,),
     ),
     # ---- part 2: primitives ----------------------------------------------------------------
     Mutant(
@@ -628,10 +636,23 @@ def split_on_special_tokens(text, special_tokens):
         ("new_id = max(self._m_vocab, default=-1) + 1", "new_id = len(self._m_vocab)"),
         first=(RULES,),
     ),
-    tokenizer(
-        "tokenizer_modifies_callers_vocab",
-        "Tokenizer adds the special tokens to the caller's vocab dict itself instead of to a copy.",
-        ("self._m_vocab = dict(vocab)", "self._m_vocab = vocab"),
+    Mutant(
+        "save_ascii_escaped", "tokenizer",
+        "save_tokenizer_files writes vocab.json with json.dump's default ensure_ascii=True, so "
+        "GPT-2's characters become \\u escapes instead of being written as themselves.",
+        (Replace("gpt2_files.py", "json.dumps(encoder, ensure_ascii=False)", "json.dumps(encoder)"),),
+        first=(RULES,),
+    ),
+    Mutant(
+        "save_vocab_in_given_order", "tokenizer",
+        "save_tokenizer_files writes vocab.json in the vocab dict's own order instead of by increasing id.",
+        (Replace("gpt2_files.py", "for i, token in sorted(vocab.items())}", "for i, token in vocab.items()}"),),
+        first=(RULES,),
+    ),
+    Mutant(
+        "save_merges_without_final_newline", "tokenizer",
+        "save_tokenizer_files joins the merges.txt lines with '\\n' but does not end the last one with it.",
+        (Replace("gpt2_files.py", 'f.write("\\n".join(lines) + "\\n")', 'f.write("\\n".join(lines))'),),
         first=(RULES,),
     ),
     Mutant(
@@ -743,13 +764,90 @@ def _to_text(token):
 )
 
 
+# Mutants whose rule a test written before them already kills (checked once with
+# ``python -m mutants NAME``): not run by the CI meta-test, to keep it short; ``--extra``
+# runs them, and the selftests check that they still apply to the reference.
+EXTRA: tuple[Mutant, ...] = (
+    Mutant(
+        "character_decode_builtin_error", "warmup",
+        "CharacterTokenizer.decode lets chr() reject an id outside Unicode, so the error names "
+        "neither the id nor its position.",
+        (Replace("warmup.py", "            if not 0 <= i < 0x110000:\n", "            if False:\n"),),
+        first=(WARMUP,),
+    ),
+    tokenizer(
+        "decode_unknown_id_key_error",
+        "decode looks ids up without a check, so an unknown id raises KeyError instead of a "
+        "ValueError naming the id and its position.",
+        ("            if i not in self._m_vocab:\n", "            if False:\n"),
+        first=(RULES,),
+    ),
+    tokenizer(
+        "tokenizer_modifies_callers_vocab",
+        "Tokenizer adds the special tokens to the caller's vocab dict itself instead of to a copy.",
+        ("self._m_vocab = dict(vocab)", "self._m_vocab = vocab"),
+        first=(RULES,),
+    ),
+    Mutant(
+        "character_decode_rejects_surrogates", "warmup",
+        "CharacterTokenizer.decode rejects the surrogate code points 0xD800-0xDFFF, which chr() "
+        "accepts (they give lone surrogate characters).",
+        (Replace("warmup.py", "            if not 0 <= i < 0x110000:\n",
+                 "            if not 0 <= i < 0x110000 or 0xD800 <= i < 0xE000:\n"),),
+        first=(WARMUP,),
+    ),
+    Mutant(
+        "word_decode_key_error", "warmup",
+        "WordTokenizer.decode looks unknown ids up without a check, so it raises KeyError "
+        "instead of a ValueError naming the id and its position.",
+        (Replace("warmup.py", "            if i not in self.vocab:\n", "            if False:\n"),),
+        first=(WARMUP,),
+    ),
+    Mutant(
+        "word_vocab_shared", "warmup",
+        "WordTokenizer keeps its vocabulary in dicts shared by every instance (a class attribute "
+        "or a mutable default), so a second tokenizer sees the first one's words.",
+        (Replace("warmup.py", "        self.vocab: dict[int, str] = {0: UNK}\n        self._ids: dict[str, int] = {}\n",
+                 "        self.vocab, self._ids = _SHARED\n"),
+         Replace("warmup.py", 'UNK = "<unk>"\n', 'UNK = "<unk>"\n_SHARED = ({0: UNK}, {})\n')),
+        first=(WARMUP,),
+    ),
+    Mutant(
+        "compression_ratio_zero_division", "warmup",
+        "compression_ratio divides by len(ids) without a check, so empty ids raise "
+        "ZeroDivisionError instead of ValueError.",
+        (Replace("warmup.py", "    if not ids:\n        raise ValueError", "    if False:\n        raise ValueError"),),
+        first=(WARMUP,),
+    ),
+    trainer(
+        "vocab_size_checked_after_reading",
+        "train_bpe reads the file before checking vocab_size, so a too small vocab_size with a "
+        "bad path reports the file instead of the vocab_size.",
+        ("    if n_merges < 0:\n        raise", "    if n_merges < 0 and False:\n        raise"),
+        ("    _split(\"\", special_tokens)  # invalid", "    if n_merges < 0:\n        raise ValueError(f\"train_bpe: vocab_size={vocab_size} is too small\")\n    _split(\"\", special_tokens)  # invalid"),
+    ),
+    trainer(
+        "directory_not_a_value_error",
+        "train_bpe turns only FileNotFoundError into ValueError, so a directory path raises "
+        "IsADirectoryError instead of a ValueError naming it.",
+        ("    except OSError as err:\n", "    except FileNotFoundError as err:\n"),
+    ),
+    trainer(
+        "non_utf8_error_without_path",
+        "train_bpe decodes the file without catching UnicodeDecodeError, so the error does not "
+        "name the file.",
+        ('    try:\n        text = data.decode("utf-8")\n    except UnicodeDecodeError:\n',
+         '    text = data.decode("utf-8")\n    if False:\n'),
+    ),
+)
+
 def by_name(name: str) -> Mutant:
-    for m in (*CATALOGUE, *CONTROLS):
+    for m in (*CATALOGUE, *EXTRA, *CONTROLS):
         if m.name == name:
             return m
     raise KeyError(f"no mutant named {name!r}")
 
 
-_names = [m.name for m in (*CATALOGUE, *CONTROLS)]
+_names = [m.name for m in (*CATALOGUE, *EXTRA, *CONTROLS)]
 if len(set(_names)) != len(_names):  # pragma: no cover - a catalogue typo
     raise ValueError("mutant names must be unique")

@@ -23,7 +23,7 @@ from pathlib import Path
 from grader.config import load_config
 
 from .build import build
-from .catalogue import CATALOGUE, CONTROLS, Mutant, by_name
+from .catalogue import CATALOGUE, CONTROLS, EXTRA, Mutant, by_name
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT = 300  # seconds per pytest subprocess (a hung mutant is a bug in the catalogue)
@@ -158,12 +158,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--controls", action="store_true", help="run the bug-free templates instead: they must SURVIVE")
     parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
+    parser.add_argument("--extra", action="store_true", help="run the EXTRA mutants (not run in CI) instead")
     args = parser.parse_args(argv)
     if args.list:
-        for m in CATALOGUE:
+        for m in (*CATALOGUE, *EXTRA):
             print(f"{m.name:40} {m.group:16} {m.description}")
         return 0
-    mutants = [by_name(n) for n in args.names] if args.names else list(CONTROLS if args.controls else CATALOGUE)
+    default = CONTROLS if args.controls else EXTRA if args.extra else CATALOGUE
+    mutants = [by_name(n) for n in args.names] if args.names else list(default)
     outcomes = run_catalogue(mutants, jobs=args.jobs)
     print(table(outcomes))
     if args.controls:

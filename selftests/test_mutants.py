@@ -10,7 +10,7 @@ from __future__ import annotations
 import pytest
 
 from mutants.build import mutated_sources
-from mutants.catalogue import CATALOGUE, GROUPS
+from mutants.catalogue import CATALOGUE, EXTRA, GROUPS
 from mutants.meta import kill_rates, run_catalogue, table
 
 PUBLIC_KILL_RATE_MIN = 0.8
@@ -32,7 +32,7 @@ def test_catalogue_covers_every_part():
     assert not missing, f"no mutant for group(s) {sorted(missing)}"
 
 
-@pytest.mark.parametrize("mutant", CATALOGUE, ids=[m.name for m in CATALOGUE])
+@pytest.mark.parametrize("mutant", CATALOGUE + EXTRA, ids=[m.name for m in CATALOGUE + EXTRA])
 def test_every_mutant_still_applies_to_the_reference(mutant):
     # Fails (loudly) when a reference refactor moved a snippet a mutant replaces.
     assert mutated_sources(mutant)
@@ -41,7 +41,7 @@ def test_every_mutant_still_applies_to_the_reference(mutant):
 def test_first_files_are_test_files_of_the_mutants_group():
     from mutants.meta import group_files
 
-    for mutant in CATALOGUE:
+    for mutant in CATALOGUE + EXTRA:
         public, hidden, _ = group_files(mutant.group)
         stray = [f for f in mutant.first if f not in public + hidden]
         assert not stray, f"mutant {mutant.name}: first={stray} are not test files of group {mutant.group}"

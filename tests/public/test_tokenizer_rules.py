@@ -143,6 +143,15 @@ def test_callers_vocab_and_merges_are_not_modified(impl):
     assert merges == merges_before, "Tokenizer(vocab, merges, ...) changed the caller's merges"
 
 
+def test_decode_error_names_the_first_unknown_id_and_its_position(impl):
+    with pytest.raises(ValueError) as err:
+        impl.get_tokenizer(vocab_with(b"ab"), [(b"a", b"b")]).decode([104, 1000, 105, 999, 5000])
+    message = str(err.value)
+    assert names_number(message, 999) and names_number(message, 3), (
+        f"decode([104, 1000, 105, 999, 5000]): the message should name id 999 and its position 3: {message}"
+    )
+
+
 # ---- save_tokenizer_files -----------------------------------------------------------------
 
 
@@ -153,6 +162,23 @@ def test_saving_a_vocab_with_duplicate_bytes_is_a_value_error_writing_nothing(im
         impl.run_save_tokenizer(vocab, [(b"a", b"b")], str(vocab_path), str(merges_path))
     written = [p.name for p in (vocab_path, merges_path) if p.exists()]
     assert not written, f"nothing should be written when saving fails, but {written} exist"
+
+
+def test_saved_files_layout(impl, tmp_path):
+    # ids given out of order, a non-ASCII token: vocab.json lists ids in increasing order,
+    # writes "é"'s bytes as their characters (no \u escapes), merges.txt ends with "\n"
+    vocab = {**{256: b"\xc3\xa9", 257: b" t"}, **BYTES}
+    merges = [(b"\xc3", b"\xa9"), (b" ", b"t")]
+    vocab_path, merges_path = tmp_path / "vocab.json", tmp_path / "merges.txt"
+    impl.run_save_tokenizer(vocab, merges, str(vocab_path), str(merges_path))
+    raw = vocab_path.read_text(encoding="utf-8")
+    ids = list(json.loads(raw).values())
+    assert ids == sorted(ids), f"vocab.json should list the ids in increasing order, got {ids[:5]} ... {ids[-5:]}"
+    assert "\\u" not in raw, "vocab.json should write non-ASCII characters as themselves (json.dump(..., ensure_ascii=False))"
+    assert merges_path.read_bytes().decode("utf-8") == "#version: 0.2\nÃ ©\nĠ t\n", (
+        f"merges.txt should be '#version: 0.2', then one line per merge, every line ending in \\n: got "
+        f"{merges_path.read_bytes()!r}"
+    )
 
 
 # ---- load_tokenizer_files (through Tokenizer.from_files) ----------------------------------

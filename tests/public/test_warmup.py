@@ -366,3 +366,25 @@ def test_compression_ratio_is_a_number(impl):
     ratio = impl.run_compression_ratio("héllo", [1, 2, 3])
     assert isinstance(ratio, (int, float)) and not isinstance(ratio, bool)
     assert float(ratio) == 2.0
+
+
+# ---- decode errors name the first bad id and its position ---------------------------------
+
+BAD_DECODES = {
+    # tokenizer, ids: the first bad id is at position 3 (and a second bad one follows)
+    "character": (lambda impl: impl.get_character_tokenizer(), [72, 105, 33, 0x110000, -1], 0x110000),
+    "byte": (lambda impl: impl.get_byte_tokenizer(), [104, 105, 106, 256, 300], 256),
+    "word": (lambda impl: impl.get_word_tokenizer("hello world"), [1, 2, 0, 7, 9], 7),
+}
+
+
+@pytest.mark.parametrize("make, ids, bad", BAD_DECODES.values(), ids=BAD_DECODES.keys())
+def test_decode_error_names_the_first_bad_id_and_its_position(impl, make, ids, bad):
+    import re
+
+    with pytest.raises(ValueError) as err:
+        make(impl).decode(ids)
+    message = str(err.value)
+    whole = lambda n: re.search(rf"(?<![\d.x]){n}(?![\d.]?\d)", message) is not None  # noqa: E731
+    assert whole(bad) or hex(bad) in message.lower(), f"decode({ids}): the message should name the bad id {bad}: {message}"
+    assert whole(3), f"decode({ids}): the message should give the bad id's position 3: {message}"
