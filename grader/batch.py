@@ -372,6 +372,12 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
     if not submissions:
         print(f"batch: no submissions in {folder}", file=sys.stderr)
         return 2
+    from .selfcheck import check_reference, harness_error
+
+    cause = check_reference(config.isolation)  # a broken set-up would score everyone 0
+    if cause is not None:
+        print(f"batch: {harness_error(cause)}", file=sys.stderr)
+        return 1
     for sub in ("results", "reports", "work", "logs"):
         (opts.out / sub).mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(opts.jobs, len(submissions)))

@@ -73,6 +73,21 @@ def fail(req: GradeRequest, reason: str, code: int, started: float) -> int:
     return code
 
 
+def harness_failed(req: GradeRequest, reason: str, started: float) -> int:
+    """Grading could not run for a reason that is the harness's, not the submission's: exit 1,
+    and a results file that says so, with no score (Gradescope shows the output, not a 0)."""
+    print(f"grade: {reason}", file=sys.stderr, flush=True)
+    seconds = round(time.monotonic() - started, 1)
+    write_json(req.results, {
+        "execution_time": seconds,
+        "output": f"Grading could not run: {reason}. This is not a score: the course staff must fix the grader.",
+        "visibility": "visible", "tests": [], "extra_data": {"harness_error": reason},
+    })
+    if req.report:
+        write_json(req.report, {"error": reason, "harness_error": True, "seconds": seconds, "tests": []})
+    return EXIT_HARNESS
+
+
 def grade(req: GradeRequest) -> int:
     """Grade one submission; returns the exit status (0 whenever grading completed)."""
     started = time.monotonic()
@@ -92,6 +107,12 @@ def grade(req: GradeRequest) -> int:
         return fail(req, missing, EXIT_HARNESS, started)
     env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
     env["PYTHONDONTWRITEBYTECODE"] = "1"
+    if (_isolation_available() if req.isolate is None else req.isolate):
+        from .selfcheck import check_reference, harness_error
+
+        cause = check_reference(config.isolation)
+        if cause is not None:
+            return harness_failed(req, harness_error(cause), started)
     log_path = req.results.parent / "grading.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")

@@ -56,6 +56,7 @@ from typing import Any
 from . import proctree
 from . import values as V
 from .impl import ROOT, BrokenImplementation
+from .pyenv import worker_python
 from .worker import fast_dumps, plain_copy
 
 GRADER_DIR = Path(__file__).resolve().parent
@@ -287,6 +288,7 @@ class _Process:
         if self.spin:
             os.set_blocking(self.resp_r, False)
         out_r, out_w = os.pipe()
+        python_path, python_dirs = backend.python()
         config = {
             "fds": [req_r, resp_w],
             "code_dir": str(code),
@@ -296,6 +298,8 @@ class _Process:
             "uid": self.uid,
             "gid": self.gid,
             "hide": backend.hide_paths(self.sandbox),
+            "python_path": python_path,
+            "python_dirs": python_dirs,
             "private_root": backend.private_root,
             "limits": asdict(self.limits),
             "spin": self.spin,
@@ -627,9 +631,22 @@ class WorkerBackend:
         self._made_files = False  # the last call copied files into the sandbox
         self._renamed: list[tuple[str, str]] = []  # (sandbox path, path the test gave) of the last call
         self._ref_counter = 0
+        self._python: tuple[list[str], list[str]] | None = None
         _LIVE.add(self)
 
     # -- paths the worker must not see --
+
+    def keep_out(self) -> list[Path]:
+        """Folders whose contents the worker must never see (see :meth:`hide_paths`)."""
+        found = [ROOT, ROOT.parent, self.source_root, self.source_root.parent, Path("/autograder"), *self.extra_hide]
+        return [p for p in found if p.resolve() not in _SYSTEM_DIRS]
+
+    def python(self) -> tuple[list[str], list[str]]:
+        """The worker's ``sys.path`` from this environment and the directories it needs
+        (:func:`grader.pyenv.worker_python`), computed once per backend."""
+        if self._python is None:
+            self._python = worker_python(self.keep_out())
+        return self._python
 
     def hide_paths(self, sandbox: Path) -> list[str]:
         """Directories the worker must not see: the harness checkout and the folder it sits
@@ -642,7 +659,7 @@ class WorkerBackend:
         candidates = [ROOT, self.source_root, self.source_root.parent, Path("/autograder"), *self.extra_hide]
         if ROOT.parent.resolve() not in _SYSTEM_DIRS:
             candidates.insert(0, ROOT.parent)
-        needed = [Path(p).resolve() for p in (sandbox, sys.executable, sys.prefix, sys.base_prefix, *map(str, _site_dirs()))]
+        needed = [Path(p).resolve() for p in (sandbox, sys.executable, *self.python()[1])]
         out: list[str] = []
 
         def add(c: Path, depth: int) -> None:
@@ -1080,10 +1097,3 @@ class _Stream:
         except WorkerFailure:
             pass  # the worker was stopped; the next call starts a fresh one
 
-
-def _site_dirs() -> list[str]:
-    import site
-
-    dirs = list(getattr(site, "getsitepackages", lambda: [])())
-    user = getattr(site, "getusersitepackages", lambda: None)()
-    return [d for d in [*dirs, user] if d]

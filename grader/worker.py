@@ -171,7 +171,6 @@ def confine(libc, config: dict) -> str:
     Must run as root in a private mount namespace; the caller then drops to another user id,
     which cannot ``chroot`` back out."""
     import ctypes
-    import site
 
     def mount(src, dst: str, fstype, flags: int, data=None) -> None:
         enc = lambda v: v.encode() if isinstance(v, str) else v  # noqa: E731
@@ -209,12 +208,13 @@ def confine(libc, config: dict) -> str:
             pass
     place("/dev", writable=True, recursive=True, devices=True)
     place("/proc", writable=True, recursive=True)
-    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
-    python |= {p for p in site.getsitepackages() if os.path.isdir(p)}
-    for path in sorted({os.path.realpath(p) for p in python}, key=len):
-        place(path)
     os.makedirs(root + "/tmp", exist_ok=True)
     mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
+    # after /tmp: a venv under /tmp shows through the private /tmp, not under it
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
+    python |= set(config.get("python_dirs", []))
+    for path in sorted({os.path.realpath(p) for p in python}, key=len):
+        place(path)
     sandbox = os.path.realpath(config["sandbox"])
     place(sandbox, writable=True)  # not recursive: its "root" folder shows empty inside
     for path in config.get("hide", []):
@@ -239,17 +239,19 @@ def _count_processes(uid: int) -> int:
     return count
 
 
-def clean_import_state(code_dir: str, harness_dir: str) -> None:
-    """Keep only the standard library and site-packages importable, plus the submission."""
+def clean_import_state(code_dir: str, harness_dir: str, python_path: list[str] | None = None) -> None:
+    """Keep only the submission, the grading environment's library path (``python_path``,
+    from :func:`grader.pyenv.worker_python`: the standard library, site-packages, the user
+    site, ``.pth`` additions) and the worker's own harness modules importable."""
     from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
 
-    keep = []
-    prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-    for entry in sys.path:
-        real = os.path.realpath(entry or ".")
-        if entry and any(real == p or real.startswith(p.rstrip("/") + "/") for p in prefixes):
-            keep.append(entry)
-    sys.path[:] = [code_dir, *keep, harness_dir]
+    if python_path is None:  # an older caller: what this interpreter found under its prefixes
+        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+        python_path = [
+            e for e in sys.path
+            if e and any(os.path.realpath(e) == p or os.path.realpath(e).startswith(p.rstrip("/") + "/") for p in prefixes)
+        ]
+    sys.path[:] = [code_dir, *python_path, harness_dir]
     # editable installs add finders that map the harness's own packages: drop them
     sys.meta_path[:] = [f for f in sys.meta_path if f in (BuiltinImporter, FrozenImporter, PathFinder)]
     sys.path_importer_cache.clear()
@@ -529,7 +531,7 @@ def main(config: dict) -> None:
     info = harden(config)
     channel.send(["ready", 0, info])  # sandbox in place; no submission code has run yet
     channel.recv()  # "go": the grader has read from /proc how this process is confined
-    clean_import_state(config["code_dir"], config["harness_dir"])
+    clean_import_state(config["code_dir"], config["harness_dir"], config.get("python_path"))
     os.chdir(config["work_dir"])
     worker = Worker(config, channel)
     try:

@@ -1,0 +1,169 @@
+"""Grading is right wherever the grader is installed (issue 16).
+
+The project is installed into a venv under a temporary folder and into a ``.venv`` inside a
+copy of the checkout (:mod:`selftests.venvs`: the venv's own site-packages, no download),
+then graded from there, isolated. The worker must see the interpreter and the venv's
+site-packages, and nothing else of their surroundings; when it cannot import what the
+reference needs, the start-up self-check stops grading with a harness error.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from .support import ROOT, make_submission
+from .venvs import make_venv
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the private root directory needs root")
+
+PART = ["tests/public/test_tokenizer_files.py"]  # the reference's regex, files in and out of the worker
+COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".hypothesis", "results", "batch-results", ".venv")
+
+
+def grade_with(python: Path, cwd: Path, *args: str, results: Path, env: dict | None = None, timeout: float = 900):
+    """``python -m grader grade ARGS`` with the venv's interpreter (no PYTHONPATH: the venv's
+    own installation is what runs); the exit status, stderr and the results file."""
+    env = {k: v for k, v in (env or os.environ).items() if k not in ("PYTHONPATH", "BPE_IMPL", "PYTEST_ADDOPTS")}
+    proc = subprocess.run(
+        [str(python), "-m", "grader", *args, "--results", str(results)],
+        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
+    )
+    data = json.loads(results.read_text(encoding="utf-8")) if results.exists() else None
+    return proc, data
+
+
+def scored(data: dict) -> tuple[float, float]:
+    return sum(t["score"] for t in data["tests"]), sum(t["max_score"] for t in data["tests"])
+
+
+@pytest.fixture(scope="module")
+def tmp_venv(tmp_path_factory) -> Path:
+    """A venv under /tmp with the checkout installed editable."""
+    return make_venv(tmp_path_factory.mktemp("venv") / "venv", ROOT)
+
+
+@pytest.fixture(scope="module")
+def checkout_venv(tmp_path_factory) -> tuple[Path, Path]:
+    """A copy of the checkout with a ``.venv`` inside it; (checkout, python)."""
+    checkout = tmp_path_factory.mktemp("checkout") / "bpe-harness"
+    shutil.copytree(ROOT, checkout, ignore=COPY_IGNORE)
+    return checkout, make_venv(checkout / ".venv", checkout)
+
+
+def test_venv_under_tmp_grades_the_reference_in_full(tmp_venv, tmp_path):
+    proc, data = grade_with(tmp_venv, ROOT, "grade", "--impl", "reference", results=tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    assert scored(data)[0] == pytest.approx(100.0), data["output"][-2000:]
+    assert "isolation: own user id, private root directory" in proc.stdout
+
+
+@pytest.mark.parametrize(
+    "where, who, full",
+    [
+        # the reference from the venv under /tmp: in full, above; a correct submission graded
+        # from there differs from the checkout's case only in where the venv is
+        (".venv inside the checkout", "reference", True),
+        (".venv inside the checkout", "stubs", False),
+        (".venv inside the checkout", "correct submission", True),
+    ],
+)
+def test_grading_from_a_venv_scores_by_the_code_alone(where, who, full, tmp_venv, checkout_venv, tmp_path):
+    checkout, python = (ROOT, tmp_venv) if where == "venv under /tmp" else checkout_venv
+    if who == "reference":
+        args = ["--impl", "reference"]
+    elif who == "stubs":
+        args = []
+    else:
+        sub = make_submission(tmp_path / "sub", from_reference=tuple(p.name for p in (ROOT / "reference").glob("*.py")))
+        args = ["--submission", str(sub)]
+    proc, data = grade_with(python, checkout, "grade", *args, "--tests", *PART, results=tmp_path / "r.json")
+    assert proc.returncode == 0, proc.stderr
+    got, possible = scored(data)
+    assert possible > 0 and got == pytest.approx(possible if full else 0.0), data["output"][-2000:]
+    assert "private root directory" in proc.stdout
+
+
+PEEK = '''
+import os
+
+def run_pretokenize(text):
+    """What the worker sees at the path given: "missing", "unreadable" or the names there."""
+    try:
+        return sorted(os.listdir(text))
+    except FileNotFoundError:
+        return ["missing"]
+    except OSError:
+        return ["unreadable"]
+'''
+
+
+def test_a_venv_inside_the_checkout_shows_the_worker_nothing_else_of_it(checkout_venv, tmp_path):
+    checkout, python = checkout_venv
+    sub = tmp_path / "peek"
+    (sub / "student").mkdir(parents=True)
+    (sub / "student" / "__init__.py").write_text("")
+    (sub / "adapters.py").write_text(PEEK)
+    site = next((checkout / ".venv" / "lib").glob("python3*/site-packages"))
+    script = (
+        "import json,sys\nfrom grader.isolation import WorkerBackend\n"
+        f"b = WorkerBackend('student', {str(sub)!r})\n"
+        "print(json.dumps({p: b.call('run_pretokenize', (p,), False) for p in sys.argv[1:]}))\nb.close()\n"
+    )
+    paths = [str(checkout), str(checkout / "tests"), str(checkout / "reference"), str(checkout.parent), str(site)]
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([str(python), "-c", script, *paths], cwd=checkout, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    assert seen[str(checkout)] == [".venv"]  # the venv, not the checkout's tests or reference
+    assert seen[str(checkout / "tests")] == ["missing"] and seen[str(checkout / "reference")] == ["missing"]
+    assert seen[str(checkout.parent)] == ["bpe-harness"]
+    assert "regex" in seen[str(site)] and "tiktoken" in seen[str(site)]
+
+
+@pytest.fixture(scope="module")
+def venv_without_regex(tmp_path_factory) -> tuple[Path, dict]:
+    """A venv lacking ``regex``, which the grading process finds through PYTHONPATH only:
+    the grader can import it, the worker (which sees only the environment's own site
+    directories) cannot."""
+    base = tmp_path_factory.mktemp("noregex")
+    python = make_venv(base / "venv", ROOT, leave_out=("regex",))
+    import regex
+
+    shutil.copytree(Path(regex.__file__).parent, base / "extra" / "regex")
+    env = dict(os.environ)
+    return python, env, base / "extra"
+
+
+def test_the_self_check_stops_grading_when_the_worker_cannot_import_regex(venv_without_regex, tmp_path):
+    python, env, extra = venv_without_regex
+    env = {k: v for k, v in env.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")} | {"PYTHONPATH": str(extra)}
+    results = tmp_path / "r.json"
+    proc = subprocess.run(
+        [str(python), "-m", "grader", "grade", "--impl", "reference", "--results", str(results)],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 1
+    lines = proc.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("grade: harness error") and "'regex'" in lines[0], proc.stderr
+    data = json.loads(results.read_text(encoding="utf-8"))
+    assert data["tests"] == [] and "score" not in data  # nothing blamed on a submission
+    assert "could not run" in data["output"] and "'regex'" in data["output"]
+
+
+def test_batch_grades_no_one_when_the_self_check_fails(venv_without_regex, tmp_path):
+    python, env, extra = venv_without_regex
+    env = {k: v for k, v in env.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")} | {"PYTHONPATH": str(extra)}
+    make_submission(tmp_path / "subs" / "alice")
+    proc = subprocess.run(
+        [str(python), "-m", "grader", "batch", str(tmp_path / "subs"), "--out", str(tmp_path / "out")],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 1
+    assert "harness error" in proc.stderr and "'regex'" in proc.stderr
+    assert not (tmp_path / "out" / "results").exists() and not (tmp_path / "out" / "grades.csv").exists()
