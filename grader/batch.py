@@ -374,7 +374,7 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
         return 2
     from .selfcheck import check_reference, harness_error
 
-    cause = check_reference(config.isolation)  # a broken set-up would score everyone 0
+    cause = check_reference(config.isolation, config.forbidden_modules)  # a broken set-up would score everyone 0
     if cause is not None:
         print(f"batch: {harness_error(cause)}", file=sys.stderr)
         return 1

@@ -6,6 +6,7 @@ Every problem ends in one :class:`ConfigError` naming the file, the line and the
 from __future__ import annotations
 
 import fnmatch
+import re
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,6 +19,9 @@ from .timing import SpeedPolicy
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 HIDDEN_OUTPUT = ("full", "first_line", "none")
 SEED_POLICIES = ("fixed", "per_submission")
+# libraries that would do the assignment's work: the worker cannot import them
+FORBIDDEN_MODULES = ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")
+MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 
 class ConfigError(Exception):
@@ -70,6 +74,7 @@ class Config:
     seed_value: int
     speed: SpeedPolicy
     isolation: Isolation = field(default_factory=Isolation)
+    forbidden_modules: tuple[str, ...] = FORBIDDEN_MODULES
 
     def seed_for(self, submission: str) -> int:
         """The seed of the randomized cases: fixed, or derived from the submission's name."""
@@ -184,7 +189,7 @@ def load_config(path: str | Path) -> Config:
     if node is None:
         raise ConfigError(f"{path}:1: the file is empty; it needs at least `groups:`")
     top = _Doc(path, node, "").mapping(
-        {k: "" for k in ("version", "total", "timeout", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "groups")}
+        {k: "" for k in ("version", "total", "timeout", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "forbidden_modules", "groups")}
     )
     if "groups" not in top:
         raise ConfigError(f"{path}:1: no `groups:`; list the test groups and their points")
@@ -212,6 +217,19 @@ def load_config(path: str | Path) -> Config:
         isolation = Isolation(
             **{k: (iso[k].number(0.1) if k == "call_timeout" else int(iso[k].number(1, integer=True))) for k in iso}
         )
+
+    forbidden = FORBIDDEN_MODULES
+    if "forbidden_modules" in top:
+        doc = top["forbidden_modules"]
+        if isinstance(doc.node, yaml.SequenceNode) and not doc.node.value:
+            forbidden = ()  # `[]`: no module is forbidden
+        else:
+            forbidden = doc.strings()
+        for i, name in enumerate(forbidden):
+            if not MODULE_NAME.match(name):
+                raise _Doc(path, doc.node.value[i] if isinstance(doc.node, yaml.SequenceNode) else doc.node, f"forbidden_modules[{i}]").fail(
+                    f"{name!r} is not a top-level module name", "write names such as tiktoken (no dots, no paths)"
+                )
 
     groups: list[Group] = []
     names: set[str] = set()
@@ -274,6 +292,7 @@ def load_config(path: str | Path) -> Config:
         seed_value=seed_value,
         speed=speed,
         isolation=isolation,
+        forbidden_modules=tuple(dict.fromkeys(forbidden)),
     )
 
 

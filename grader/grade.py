@@ -110,7 +110,7 @@ def grade(req: GradeRequest) -> int:
     if (_isolation_available() if req.isolate is None else req.isolate):
         from .selfcheck import check_reference, harness_error
 
-        cause = check_reference(config.isolation)
+        cause = check_reference(config.isolation, config.forbidden_modules)
         if cause is not None:
             return harness_failed(req, harness_error(cause), started)
     log_path = req.results.parent / "grading.log"

@@ -37,6 +37,9 @@ class GradingSession:
         self.policy = load_config(config.getoption("grading_config"))
         config._bpe_speed_policy = self.policy.speed  # read by the check_speed fixture
         config._bpe_isolation = self.policy.isolation
+        from .forbidden import KEY as FORBIDDEN
+
+        config.stash[FORBIDDEN] = self.policy.forbidden_modules
         self.tests: dict[str, dict] = {}
         self.error: str | None = None
         self.remaining: dict[str, int] = {}

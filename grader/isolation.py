@@ -55,6 +55,7 @@ from typing import Any
 
 from . import proctree
 from . import values as V
+from .config import FORBIDDEN_MODULES
 from .impl import ROOT, BrokenImplementation
 from .pyenv import worker_python
 from .worker import fast_dumps, plain_copy
@@ -120,10 +121,12 @@ def limits_for(config: Any) -> IsolationLimits:
 
 def backend_for(config: Any, which: str) -> "WorkerBackend":
     """The worker backend of ``which`` ("submission" or "reference") for a pytest session."""
-    limits = limits_for(config)
+    from .forbidden import forbidden_for
+
+    limits, forbidden = limits_for(config), forbidden_for(config)
     if which == "reference":
-        return WorkerBackend("reference", None, limits, label="reference")
-    return WorkerBackend(config.getoption("impl"), config.getoption("submission"), limits)
+        return WorkerBackend("reference", None, limits, label="reference", forbidden=forbidden)
+    return WorkerBackend(config.getoption("impl"), config.getoption("submission"), limits, forbidden=forbidden)
 
 
 class WorkerFailure(AssertionError):
@@ -300,6 +303,7 @@ class _Process:
             "hide": backend.hide_paths(self.sandbox),
             "python_path": python_path,
             "python_dirs": python_dirs,
+            "forbidden": backend.forbidden,
             "private_root": backend.private_root,
             "limits": asdict(self.limits),
             "spin": self.spin,
@@ -608,8 +612,11 @@ class WorkerBackend:
         drop_privileges: bool = True,
         spin: float | None = None,
         private_root: bool = True,
+        forbidden: Iterable[str] | None = None,
     ) -> None:
         self.package = impl
+        # modules the worker cannot import (grading.yaml forbidden_modules; None: the defaults)
+        self.forbidden = list(FORBIDDEN_MODULES if forbidden is None else forbidden)
         self.private_root = private_root  # False: as in a container that refuses mount namespaces
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()

@@ -23,10 +23,10 @@ def _short(message: str) -> str:
     return re.sub(r"/\S*?/bpe-worker-[^/\s]+/code/", "", line)[:400]
 
 
-def check_reference(isolation: Any = None) -> str | None:
+def check_reference(isolation: Any = None, forbidden: tuple[str, ...] | None = None) -> str | None:
     """Import the reference in a confined worker and call it once (pre-tokenize a sentence,
     encode it with the byte-level vocabulary). ``isolation`` holds grading.yaml's limits
-    (:class:`grader.config.Isolation`). Returns ``None`` when it works, else the cause as
+    (:class:`grader.config.Isolation`), ``forbidden`` its ``forbidden_modules``. Returns ``None`` when it works, else the cause as
     one line."""
     from dataclasses import asdict, fields
 
@@ -36,7 +36,7 @@ def check_reference(isolation: Any = None) -> str | None:
     limits = IsolationLimits.from_mapping(
         {k: v for k, v in (asdict(isolation) if isolation is not None else {}).items() if k in known and v is not None}
     )
-    backend = WorkerBackend("reference", None, limits, label="reference (self-check)")
+    backend = WorkerBackend("reference", None, limits, label="reference (self-check)", forbidden=forbidden)
     try:
         pieces = backend.call("run_pretokenize", (EXAMPLE,), False)
         if pieces != EXPECTED_PIECES:

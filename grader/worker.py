@@ -221,10 +221,68 @@ def confine(libc, config: dict) -> str:
         inside = root + os.path.realpath(path)
         if os.path.isdir(inside) and not (sandbox + "/").startswith(os.path.realpath(path) + "/"):
             mount("tmpfs", inside, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=0555")
+    for path in forbidden_files(config.get("forbidden", []), [*config.get("python_path", []), *python]):
+        # a forbidden package or module is covered by one that only raises (an empty folder
+        # would still import, as a namespace package)
+        inside, name = root + path, os.path.basename(path).split(".", 1)[0]
+        stub = f"raise ModuleNotFoundError({FORBIDDEN_MESSAGE.format(name)!r}, name={name!r})\n"
+        if os.path.isdir(inside):
+            mount("tmpfs", inside, "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "size=16k,mode=0755")
+            with open(os.path.join(inside, "__init__.py"), "w") as f:
+                f.write(stub)
+            mount(None, inside, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        elif os.path.isfile(inside):
+            os.makedirs(root + "/.forbidden", mode=0o755, exist_ok=True)
+            with open(f"{root}/.forbidden/{name}.py", "w") as f:
+                f.write(stub)
+            mount(f"{root}/.forbidden/{name}.py", inside, None, MS_BIND)
+            mount(None, inside, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chroot(root)
     os.chdir("/")
     return "private root: " + ", ".join(placed) + ", /tmp (empty)"
+
+
+def forbidden_files(names: list[str], dirs: list[str]) -> list[str]:
+    """The packages and modules called ``names`` in the directories ``dirs``: ``NAME/``,
+    ``NAME.py``, ``NAME*.so`` (covered with empty mounts inside the private root)."""
+    found = []
+    for d in sorted(set(dirs)):
+        try:
+            entries = os.listdir(d)
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry.split(".", 1)[0]
+            if stem in names and (entry == stem or entry.endswith((".py", ".pyc", ".so", ".pyd"))):
+                found.append(os.path.join(os.path.realpath(d), entry))
+    return found
+
+
+FORBIDDEN_MESSAGE = "your code uses the forbidden module {}: grading does not allow it (grading.yaml forbidden_modules)"
+
+
+class ForbiddenFinder:
+    """The import hook that refuses grading.yaml's ``forbidden_modules`` (first on
+    ``sys.meta_path``): importing one raises ``ModuleNotFoundError`` naming it."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = frozenset(names)
+
+    def find_spec(self, fullname: str, path=None, target=None):
+        top = fullname.partition(".")[0]
+        if top in self.names:
+            raise ModuleNotFoundError(FORBIDDEN_MESSAGE.format(top), name=fullname)
+        return None
+
+
+def forbid(names: list[str]) -> None:
+    """Refuse ``names`` from now on (and drop any already imported)."""
+    if not names:
+        return
+    for loaded in [m for m in sys.modules if m.partition(".")[0] in names]:
+        del sys.modules[loaded]
+    sys.meta_path.insert(0, ForbiddenFinder(names))
 
 
 def _count_processes(uid: int) -> int:
@@ -532,6 +590,7 @@ def main(config: dict) -> None:
     channel.send(["ready", 0, info])  # sandbox in place; no submission code has run yet
     channel.recv()  # "go": the grader has read from /proc how this process is confined
     clean_import_state(config["code_dir"], config["harness_dir"], config.get("python_path"))
+    forbid(list(config.get("forbidden", [])))
     os.chdir(config["work_dir"])
     worker = Worker(config, channel)
     try:

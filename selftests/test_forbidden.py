@@ -1,0 +1,170 @@
+"""``forbidden_modules`` (issue 13): a submission cannot hand its work to tiktoken or HF tokenizers.
+
+The attack (selftests/attacks/_delegate_to_libraries) implements nothing itself: its encode
+is tiktoken's, its training a ``tokenizers`` package's. It is graded from a venv whose
+site-packages hold tiktoken and a stand-in ``tokenizers`` (a copy of the reference solution
+under that name, so that delegating to it would score full marks; HF's real package may not
+be installed here). With the default ``forbidden_modules`` both parts score 0 with a message
+naming the module; with ``forbidden_modules: []`` (the control) both score full marks, which
+shows the attack works whenever the modules are importable.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from grader.config import ConfigError, load_config
+from grader.worker import ForbiddenFinder, forbidden_files
+
+from .support import ROOT
+from .venvs import make_venv, site_packages
+
+ATTACK = Path(__file__).resolve().parent / "attacks" / "_delegate_to_libraries"
+TESTS = [
+    "tests/public/test_tiktoken_agreement.py::test_ids_match_tiktoken_gpt2_on_targeted_text",
+    "tests/public/test_train_bpe.py::test_hand_worked_merges",
+]
+CONFIG = """\
+version: 1
+total: 20
+timeout: 60
+{forbidden}
+groups:
+  - name: encode
+    points: 10
+    select: ["tests/public/test_tiktoken_agreement.py::*"]
+  - name: train
+    points: 10
+    select: ["tests/public/test_train_bpe.py::*"]
+"""
+
+
+@pytest.fixture(scope="module")
+def delegation(tmp_path_factory) -> Path:
+    """A venv with a stand-in ``tokenizers`` package, and the attack submission; returns the base."""
+    base = tmp_path_factory.mktemp("forbidden")
+    python = make_venv(base / "venv", ROOT)
+    shutil.copytree(ROOT / "reference", site_packages(base / "venv") / "tokenizers", ignore=shutil.ignore_patterns("__pycache__"))
+    (site_packages(base / "venv") / "bpeasy.py").write_text("VALUE = 1\n")  # a single-file module
+    sub = base / "submission"
+    (sub / "student").mkdir(parents=True)
+    (sub / "student" / "__init__.py").write_text("")
+    shutil.copyfile(ATTACK / "adapters.py", sub / "adapters.py")
+    return base
+
+
+def grade(base: Path, forbidden: str, name: str) -> tuple[subprocess.CompletedProcess, dict]:
+    config = base / f"{name}.yaml"
+    config.write_text(CONFIG.format(forbidden=forbidden))
+    results = base / f"{name}.json"
+    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_IMPL", "PYTEST_ADDOPTS")}
+    proc = subprocess.run(
+        [str(base / "venv" / "bin" / "python"), "-m", "grader", "grade", "--submission", str(base / "submission"),
+         "--config", str(config), "--results", str(results), "--tests", *TESTS],
+        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
+    )
+    return proc, json.loads(results.read_text(encoding="utf-8"))
+
+
+def by_group(data: dict) -> dict[str, tuple[float, float, list[str]]]:
+    out: dict[str, tuple[float, float, list[str]]] = {}
+    for t in data["tests"]:
+        got, most, texts = out.get(t["tags"][0], (0.0, 0.0, []))
+        out[t["tags"][0]] = (got + t["score"], most + t["max_score"], texts + [t.get("output", "")])
+    return out
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
+def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(delegation):
+    proc, data = grade(delegation, "", "default")
+    assert proc.returncode == 0, proc.stderr
+    groups = by_group(data)
+    for group, module in (("encode", "tiktoken"), ("train", "tokenizers")):
+        got, most, texts = groups[group]
+        assert most > 0 and got == 0, (group, got, most)
+        assert all(f"uses the forbidden module {module}" in text for text in texts), texts[:2]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
+def test_the_same_delegation_scores_full_marks_when_nothing_is_forbidden(delegation):
+    proc, data = grade(delegation, "forbidden_modules: []", "control")
+    assert proc.returncode == 0, proc.stderr
+    for group, (got, most, texts) in by_group(data).items():
+        assert most > 0 and got == pytest.approx(most), (group, texts[:1])
+
+
+def test_the_import_hook_refuses_forbidden_names_and_their_submodules():
+    hook = ForbiddenFinder(["tiktoken", "tokenizers"])
+    for name in ("tiktoken", "tiktoken.load", "tokenizers.models"):
+        with pytest.raises(ModuleNotFoundError, match=f"uses the forbidden module {name.partition('.')[0]}"):
+            hook.find_spec(name)
+    assert hook.find_spec("regex") is None and hook.find_spec("tiktokenizer") is None
+
+
+def test_forbidden_files_finds_packages_modules_and_extensions(tmp_path):
+    for name in ("tiktoken/", "tiktoken-0.7.dist-info/", "rustbpe.cpython-311-x86_64-linux-gnu.so", "bpeasy.py", "regex/", "tiktoken_ext/"):
+        (tmp_path / name.rstrip("/")).mkdir() if name.endswith("/") else (tmp_path / name).write_text("")
+    found = {Path(p).name for p in forbidden_files(["tiktoken", "rustbpe", "bpeasy"], [str(tmp_path)])}
+    assert found == {"tiktoken", "rustbpe.cpython-311-x86_64-linux-gnu.so", "bpeasy.py"}
+
+
+@pytest.mark.parametrize(
+    "text, expected",
+    [
+        ("", ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")),
+        ("forbidden_modules: []\n", ()),
+        ("forbidden_modules: [tiktoken, numpy, tiktoken]\n", ("tiktoken", "numpy")),
+    ],
+)
+def test_forbidden_modules_default_and_override(tmp_path, text, expected):
+    path = tmp_path / "grading.yaml"
+    path.write_text(text + "groups:\n  - {name: a, points: 1, select: ['*']}\n")
+    assert load_config(path).forbidden_modules == expected
+
+
+@pytest.mark.parametrize("value", ["[tiktoken.load]", "[../x]", "[1]", "{a: 1}"])
+def test_forbidden_modules_must_be_module_names(tmp_path, value):
+    path = tmp_path / "grading.yaml"
+    path.write_text(f"forbidden_modules: {value}\ngroups:\n  - {{name: a, points: 1, select: ['*']}}\n")
+    with pytest.raises(ConfigError, match=r"grading\.yaml:1: forbidden_modules"):
+        load_config(path)
+
+
+UNHOOK = '''
+import os, sys
+
+def run_pretokenize(text):
+    """Takes the import hook away, then tries the forbidden module: what the files allow."""
+    sys.meta_path[:] = [f for f in sys.meta_path if type(f).__name__ != "ForbiddenFinder"]
+    try:
+        __import__(text)
+    except ImportError as err:
+        return ["absent", type(err).__name__]
+    return ["imported"]
+'''
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="the private root directory needs root")
+def test_forbidden_packages_are_absent_from_the_worker_even_without_the_hook(delegation):
+    sub = delegation / "unhook"
+    (sub / "student").mkdir(parents=True, exist_ok=True)
+    (sub / "student" / "__init__.py").write_text("")
+    (sub / "adapters.py").write_text(UNHOOK)
+    script = (
+        "import json,sys\nfrom grader.isolation import WorkerBackend\n"
+        f"b = WorkerBackend('student', {str(sub)!r})\n"
+        "print(json.dumps({m: b.call('run_pretokenize', (m,), False) for m in sys.argv[1:]}))\nb.close()\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    out = subprocess.run([str(delegation / "venv" / "bin" / "python"), "-c", script, "tiktoken", "tokenizers", "bpeasy", "regex"],
+                         cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    seen = json.loads(out.stdout.strip().splitlines()[-1])
+    absent = ["absent", "ModuleNotFoundError"]
+    assert seen == {"tiktoken": absent, "tokenizers": absent, "bpeasy": absent, "regex": ["imported"]}
