@@ -25,6 +25,7 @@ from grader.worker import ForbiddenFinder, forbidden_files
 from .support import ROOT
 from .venvs import make_venv, site_packages
 
+pytestmark = pytest.mark.timeout(900)  # whole gradings: past the suite's 120 s per test on a loaded machine
 ATTACK = Path(__file__).resolve().parent / "attacks" / "_delegate_to_libraries"
 TESTS = [
     "tests/public/test_tiktoken_agreement.py::test_ids_match_tiktoken_gpt2_on_targeted_text",
