@@ -18,9 +18,11 @@ from pathlib import Path
 
 from . import ROOT, gpt2_cache, use_shared_tiktoken_cache
 from .config import ConfigError, load_config
+from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
+STOP_GRACE = 10.0  # seconds the test run gets to stop its workers after --max-time
 
 
 @dataclass
@@ -63,6 +65,32 @@ def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int
     if isolate:
         cmd.append("--isolate")
     return cmd
+
+
+def run_tests(cmd: list[str], env: dict, log, req: GradeRequest) -> int | None:
+    """Run the pytest command; its exit status, or None when it was stopped at
+    ``req.max_time``: SIGTERM first (the grading plugin then stops its workers and removes
+    their sandboxes), SIGKILL after ``STOP_GRACE`` seconds."""
+    proc = subprocess.Popen(
+        cmd, cwd=ROOT, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+    )
+    try:
+        return proc.wait(timeout=req.max_time)
+    except subprocess.TimeoutExpired:
+        _stop(proc)
+        return None
+    except BaseException:  # Ctrl-C: stop the run the same way
+        _stop(proc)
+        raise
+
+
+def _stop(proc: subprocess.Popen) -> None:
+    proc.terminate()
+    try:
+        proc.wait(timeout=STOP_GRACE)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def fail(req: GradeRequest, reason: str, code: int, started: float) -> int:
@@ -120,19 +148,14 @@ def grade(req: GradeRequest) -> int:
         report_path = Path(tmp) / "report.json"
         cmd = pytest_command(req, config.path.resolve(), report_path, seed)
         with open(log_path, "w", encoding="utf-8") as log:
-            try:
-                proc = subprocess.run(
-                    cmd, cwd=ROOT, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL,
-                    stdin=subprocess.DEVNULL, timeout=req.max_time,
-                )
-                code = proc.returncode
-            except subprocess.TimeoutExpired:
-                code = None
+            code = run_tests(cmd, env, log, req)
         try:
             report = json.loads(report_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
             reason = "the test run ended before reporting anything" if code is not None else f"grading exceeded {req.max_time:g} s"
             return fail(req, f"{reason}; see {log_path}", EXIT_HARNESS, started)
+        if report.get("incomplete"):  # stopped or crashed: keep every test finished before
+            replay(report, journal_path(report_path))
     if "error" in report:
         return fail(req, report["error"], EXIT_CONFIG, started)
     groups = score_report(config, report)
@@ -152,7 +175,7 @@ def grade(req: GradeRequest) -> int:
     if req.junit:
         write_junit(req.junit, groups)
     if req.report:
-        write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes))
+        write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes, grader_peak_mb=report.get("peak_rss_mb")))
     _say(req, output)
     worst = top_failures(groups)
     if worst:

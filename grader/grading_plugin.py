@@ -2,12 +2,17 @@
 
 Loaded only by the grade command (``-p grader.grading_plugin``). It checks that
 ``grading.yaml``'s selections match the collected tests before any test runs, gives each
-test its timeout, and writes every test's outcome to ``--grading-report`` as JSON.
+test its timeout, and writes every test's outcome to ``--grading-report`` as JSON: the whole report after collection and at the
+end, and each finished test's entry in between to its journal (:mod:`grader.journal`), so
+that a run stopped early keeps what was graded. SIGTERM (what ``grade`` sends at
+``--max-time``) stops every worker, removes their sandboxes and ends the run at once.
 """
 
 from __future__ import annotations
 
 import json
+import os
+import signal
 import sys
 import time
 from pathlib import Path
@@ -15,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from .config import ConfigError, check_selection, load_config
+from .journal import Journal
 
 MAX_OUTPUT = 4000  # characters of failure text kept per test
 
@@ -27,6 +33,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         "--grading-partial", action="store_true", default=False,
         help="a chosen subset of the suite runs: groups (and overrides) with no test in it are left out, not an error",
     )
+
+
+def _peak_rss_mb() -> float:
+    """This (the trusted test) process's peak resident memory so far, in MB."""
+    import resource
+
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
 
 
 class GradingSession:
@@ -44,10 +57,24 @@ class GradingSession:
         self.error: str | None = None
         self.remaining: dict[str, int] = {}
         self.started = time.monotonic()
+        self.journal = Journal(self.report_path)
+        try:
+            signal.signal(signal.SIGTERM, self._terminated)
+        except ValueError:  # not the main thread (pytest run in-process by a tool)
+            pass
+
+    def _terminated(self, signum, frame) -> None:
+        """Stopped from outside: end every worker (their processes and sandboxes) and exit;
+        the journal already holds every finished test."""
+        self.journal.close()
+        isolation = sys.modules.get("grader.isolation")
+        if isolation is not None:
+            isolation.close_all()
+        os._exit(128 + signum)
 
     def write(self, **extra) -> None:
         self.report_path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"tests": list(self.tests.values()), "partial": self.partial, **extra}
+        data = {"tests": list(self.tests.values()), "partial": self.partial, "peak_rss_mb": _peak_rss_mb(), **extra}
         isolation = sys.modules.get("grader.isolation")
         if isolation is not None and isolation.CONFINEMENT[0]:
             data["isolation"] = isolation.CONFINEMENT[0]
@@ -102,6 +129,7 @@ class GradingSession:
         elif report.when == "call" and report.passed and test["outcome"] == "not run":
             test["outcome"] = "passed"
         if report.when == "teardown":
+            self.journal.add(test)
             self.remaining[test["group"]] -= 1
             if self.remaining[test["group"]] == 0:
                 done = [t for t in self.tests.values() if t["group"] == test["group"]]
@@ -110,6 +138,7 @@ class GradingSession:
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         self.write(exitstatus=int(exitstatus), seconds=time.monotonic() - self.started)
+        self.journal.close()
 
 
 def pytest_configure(config: pytest.Config) -> None:

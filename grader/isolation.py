@@ -226,7 +226,8 @@ _LIVE: "set[WorkerBackend]" = set()  # strong references: every worker is stoppe
 
 
 @atexit.register
-def _close_all() -> None:
+def close_all() -> None:
+    """Stop every worker of this process and remove their sandboxes (at exit, on SIGTERM)."""
     for backend in list(_LIVE):
         backend.close()
 
