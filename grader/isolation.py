@@ -53,7 +53,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from . import proctree
+from . import proctree, uids
 from . import values as V
 from .config import FORBIDDEN_MODULES
 from .impl import ROOT, BrokenImplementation
@@ -62,7 +62,6 @@ from .worker import fast_dumps, plain_copy
 
 GRADER_DIR = Path(__file__).resolve().parent
 HARNESS_FILES = ("values.py", "probes.py", "worker.py")
-UID_BASE = 1_900_000_000  # dedicated worker user ids: UID_BASE + (pid * 64 + n) mod 2**24
 CHUNK_CHARS = 1 << 16  # characters of encode_iterable input per message
 MAX_MESSAGE = 512 << 20  # a reply longer than this is a protocol violation
 SPIN_SECONDS = 0.002  # see default_spin
@@ -198,18 +197,6 @@ def _copy_tree(src: Path, dst: Path, budget: list[int]) -> None:
                 os.chmod(dst / entry.name, 0o644)
 
 
-def _processes_of(uid: int) -> list[int]:
-    pids = []
-    for name in os.listdir("/proc"):
-        if name.isdigit():
-            try:
-                if os.stat(f"/proc/{name}").st_uid == uid:
-                    pids.append(int(name))
-            except OSError:
-                pass
-    return pids
-
-
 def _status_kb(pid: int, field: str) -> int | None:
     try:
         with open(f"/proc/{pid}/status") as f:
@@ -232,14 +219,6 @@ def close_all() -> None:
         backend.close()
 
 
-_counter = [0]
-
-
-def _next_uid() -> int:
-    _counter[0] += 1
-    return UID_BASE + (os.getpid() * 64 + _counter[0]) % (1 << 24)
-
-
 # ---- one running worker ----------------------------------------------------------------
 
 
@@ -254,8 +233,10 @@ class _Process:
         self.output_total = 0
         self.death: str | None = None
         self.uid = self.gid = None
+        self.lease: uids.UidLease | None = None
         if os.geteuid() == 0 and backend.drop_privileges:
-            self.uid = self.gid = _next_uid()
+            self.lease = uids.allocate()  # unique on the machine while this worker lives
+            self.uid = self.gid = self.lease.uid
         self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
         if self.gid is not None:
             # root's, readable through the worker's own group only: other workers (other
@@ -562,16 +543,7 @@ class _Process:
             pass
         if self.uid is not None:
             # children that left the process group (setsid, double fork) still run as this uid
-            for _ in range(20):
-                pids = _processes_of(self.uid)
-                if not pids:
-                    break
-                for pid in pids:
-                    try:
-                        os.kill(pid, signal.SIGKILL)
-                    except OSError:
-                        pass
-                time.sleep(0.01)
+            uids.sweep(self.uid)
         if self.death is None:
             self.death = "stopped"
 
@@ -585,6 +557,8 @@ class _Process:
                     pass
         self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
         shutil.rmtree(self.sandbox, ignore_errors=True)
+        if self.lease is not None:
+            self.lease.release()  # after the sweep in kill(): nothing of this id is left
 
     def peak_rss(self) -> int | None:
         kb = _status_kb(self.pid, "VmHWM")

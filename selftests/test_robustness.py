@@ -123,3 +123,51 @@ def test_a_run_stopped_by_max_time_keeps_the_points_already_graded(tmp_path):
     assert "grading stopped after 15 s" in out["results"]["output"], out["context"]
     by_name = {t["name"]: t for t in out["results"]["tests"]}
     assert by_name[hanging]["status"] == "failed" and "not run" in by_name[hanging]["output"]
+
+
+PAIR_AND_MERGE = [
+    *PAIRS,
+    PRIMITIVES + "test_pair_counts_of_each_bpe_step_on_aaabdaaabac",
+    PRIMITIVES + "test_merge_replaces_left_to_right_without_overlap",
+    PRIMITIVES + "test_merge_of_each_bpe_step_on_aaabdaaabac",
+]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
+def test_a_grading_forcing_worker_restarts_leaves_a_concurrent_grading_untouched(tmp_path):
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(2) as pool:
+        victim = pool.submit(grade, "honest", tmp_path / "victim", PAIR_AND_MERGE)
+        attacker = pool.submit(grade, "restart_every_call", tmp_path / "attacker", PAIR_AND_MERGE)
+        victim, attacker = victim.result(), attacker.result()
+    assert victim["groups"] == {"pairs": pytest.approx(10), "rest": pytest.approx(10)}, victim["context"]
+    assert attacker["groups"] == {"pairs": 0, "rest": pytest.approx(10)}, attacker["context"]
+    restarts = sum("exited with status 3" in t["output"] for t in attacker["results"]["tests"])
+    assert restarts >= 8, attacker["context"]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
+def test_worker_uids_are_allocated_and_never_shared(tmp_path):
+    from grader import uids
+
+    base, count, folder = 1_950_000_000, 8, tmp_path / "uids"
+    held = [uids.allocate(folder, base, count) for _ in range(3)]
+    assert [lease.uid for lease in held] == [base, base + 1, base + 2]
+    # another process (another grading) gets the ids no one holds, whatever its pid
+    code = f"from grader import uids; from pathlib import Path; print(uids.allocate(Path({str(folder)!r}), {base}, {count}).uid)"
+    other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    assert int(other.stdout) == base + 3  # free again once that process ended
+    held[1].release()
+    # a process left running under a released id is swept before the id is handed out again
+    stray = subprocess.Popen(["sleep", "30"], user=base + 1, group=base + 1)
+    try:
+        again = uids.allocate(folder, base, count)
+        assert again.uid == base + 1
+        assert stray.wait(timeout=5) == -9
+    finally:
+        stray.kill()
+    held.append(again)
+    with pytest.raises(uids.UidsExhausted):
+        for _ in range(count):
+            held.append(uids.allocate(folder, base, count))
