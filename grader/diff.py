@@ -10,12 +10,13 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
+from .values import short_repr
+
 CONTEXT = 5  # items of context shown on each side of a difference
 
 
 def _short(value: Any, limit: int = 80) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
+    return short_repr(value, limit)
 
 
 def first_difference(expected: Sequence, actual: Sequence) -> int | None:
@@ -30,8 +31,8 @@ def first_difference(expected: Sequence, actual: Sequence) -> int | None:
 
 def _token(i: Any, vocab: Mapping[int, bytes] | None) -> str:
     if vocab is None or i not in vocab:
-        return repr(i)
-    return f"{i} {vocab[i]!r}"
+        return _short(i)
+    return f"{_short(i)} {_short(vocab[i])}"
 
 
 def assert_ids_equal(
@@ -145,9 +146,9 @@ def assert_merges_equal(
     if pos >= len(actual) or pos >= len(expected):
         raise AssertionError(
             f"expected {len(expected)} merges, got {len(actual)}; the first {pos} agree"
-            + (f"; the next expected merge is #{pos} {expected[pos]!r}" if pos < len(expected) else f"; extra merge #{pos} {actual[pos]!r}")
+            + (f"; the next expected merge is #{pos} {_short(expected[pos])}" if pos < len(expected) else f"; extra merge #{pos} {_short(actual[pos])}")
         )
-    lines = [f"merge #{pos} differs (the first {pos} merges agree)", f"  expected: {expected[pos]!r}", f"  got:      {actual[pos]!r}"]
+    lines = [f"merge #{pos} differs (the first {pos} merges agree)", f"  expected: {_short(expected[pos])}", f"  got:      {_short(actual[pos])}"]
     if word_counts is not None:
         counts = pair_counts_after(word_counts, expected[:pos])
         lines[1] += f"  occurring {counts.get(expected[pos], 0)} times at that step"
@@ -166,5 +167,5 @@ def assert_vocab_equal(actual: Mapping[int, bytes], expected: Mapping[int, bytes
         if actual.get(i) != expected.get(i):
             raise AssertionError(
                 f"vocab differs first at id {i} (expected {len(expected)} entries, got {len(actual)})\n"
-                f"  expected: {expected.get(i, '<missing>')!r}\n  got:      {actual.get(i, '<missing>')!r}"
+                f"  expected: {_short(expected.get(i, '<missing>'))}\n  got:      {_short(actual.get(i, '<missing>'))}"
             )

@@ -15,7 +15,10 @@ What the worker cannot do, and how:
   starts a fresh worker. ``RLIMIT_CPU`` bounds its CPU time, ``RLIMIT_AS`` its memory,
   ``RLIMIT_NPROC`` its processes, ``RLIMIT_FSIZE`` the files it writes.
 * crash the grader: a worker that dies (segfault, ``os._exit``, killed for memory) fails the
-  test in progress with the signal or status; handles it made die with it and say so.
+  test in progress with the signal or status; a tokenizer it held is made again (same
+  adapter, same arguments) in a fresh worker when next used, so one failing or non-lazy call
+  fails only its own test (at most ``REMAKE_LIMIT`` times per tokenizer, then its calls fail
+  saying it died with its worker).
 * forge results: its stdout/stderr go to a pipe drained here with a cap (the protocol has its
   own descriptors), it never learns the results path, and when the grader runs as root the
   worker runs as an unprivileged, per-worker user id, ``chroot``-ed into a root directory of
@@ -63,12 +66,13 @@ from .worker import fast_dumps, plain_copy
 GRADER_DIR = Path(__file__).resolve().parent
 HARNESS_FILES = ("values.py", "probes.py", "worker.py")
 CHUNK_CHARS = 1 << 16  # characters of encode_iterable input per message
-MAX_MESSAGE = 512 << 20  # a reply longer than this is a protocol violation
 SPIN_SECONDS = 0.002  # see default_spin
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
+MESSAGE_CHARS = 4000  # characters of a submission's exception message (and traceback) kept
 REF_MIN = 2000  # lists/dicts at least this long are sent once per worker and then referenced
 REF_SLOTS = 32  # at most this many of them are kept by a worker
 ARG_CACHE = 16  # serialized large arguments kept here, by object identity
+REMAKE_LIMIT = 3  # times a tokenizer is made again in a fresh worker after its worker died
 
 # which positional arguments are file paths: "in" (copied into the sandbox) or "out"
 # (a sandbox path, copied back after the call)
@@ -92,6 +96,9 @@ class IsolationLimits:
     file_bytes: int = 256 << 20  # RLIMIT_FSIZE; also the most copied back from a written file
     term_grace: float = 0.5  # seconds between SIGTERM and SIGKILL
     startup_timeout: float = 60.0  # seconds for a new worker to say hello
+    stream_ids: int = 200_000_000  # ids one encode_iterable may send (also: at most one per input byte)
+    reply_bytes: int = 64 << 20  # longest reply read from a worker
+    reply_values: int = 4_000_000  # most values (commas + 1) in one reply: bounds the memory parsing it
 
     @classmethod
     def from_mapping(cls, data: dict | None) -> "IsolationLimits":
@@ -170,6 +177,10 @@ def default_spin() -> float:
         except ValueError:
             return 0.0
     return SPIN_SECONDS if (os.cpu_count() or 1) >= 2 else 0.0
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
 def _signal_name(num: int) -> str:
@@ -424,6 +435,9 @@ class _Process:
             if end >= 0:
                 line = bytes(self.buffer[:end])
                 del self.buffer[: end + 1]
+                values = line.count(b",") + 1
+                if values > self.limits.reply_values:  # each value costs far more parsed than sent
+                    raise self.violation(f"sent a reply of more than {self.limits.reply_values} values")
                 try:
                     msg = V.wire_loads(line)
                 except (ValueError, TypeError, RecursionError) as err:
@@ -431,8 +445,8 @@ class _Process:
                 if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str or msg[1] != rid:
                     raise self.violation(f"sent an unexpected message ({line[:80]!r})")
                 return msg
-            if len(self.buffer) > MAX_MESSAGE:
-                raise self.violation(f"sent a message longer than {MAX_MESSAGE} bytes")
+            if len(self.buffer) > self.limits.reply_bytes:
+                raise self.violation(f"sent a reply longer than {self.limits.reply_bytes} bytes")
             if spin:  # most replies come within microseconds: poll before sleeping in select
                 chunk, spin = self._poll(spin), 0.0
                 if chunk is not None:
@@ -478,8 +492,10 @@ class _Process:
                 os.sched_yield()  # a process with real work on this core goes first
 
     def _read_remaining(self) -> bytes:
+        """What the exited worker left in the pipe (at most a reply's worth: a process it
+        left behind could keep writing)."""
         out = b""
-        while True:
+        while len(out) <= self.limits.reply_bytes:
             r, _, _ = select.select([self.resp_r], [], [], 0)
             if not r:
                 return out
@@ -603,6 +619,9 @@ class WorkerBackend:
         self._generation = 0
         self._deaths: dict[int, str] = {}
         self._handles: dict[int, tuple[int, int]] = {}  # our handle -> (generation, worker's)
+        self._recipes: dict[int, tuple[str, tuple]] = {}  # our handle -> (adapter, args) that made it
+        self._handle_counter = 0
+        self._remade: dict[int, int] = {}  # our handle -> times it was made again after its worker died
         self._rid = 0
         self._stream: _Stream | None = None
         self._mark = 0
@@ -759,12 +778,12 @@ class WorkerBackend:
 
     def _student_error(self, info: dict, proc: _Process, mark: int) -> BaseException:
         kind = info.get("kind")
-        message = str(info.get("message", ""))
+        message = _cut(str(info.get("message", "")), MESSAGE_CHARS)  # the worker's own cap cannot be trusted
         if kind == "broken":
             return BrokenImplementation(message)
         if kind == "wrong":
             return V.WrongResult(message)
-        mro = [str(n) for n in info.get("mro", [])] if type(info.get("mro")) is list else []
+        mro = [str(n)[:100] for n in info.get("mro", [])[:50]] if type(info.get("mro")) is list else []
         cls = None
         for name in mro:
             candidate = getattr(builtins, name, None)
@@ -772,7 +791,7 @@ class WorkerBackend:
                 cls = candidate
                 break
         shown = mro[0] if mro else "an exception"
-        tb = str(info.get("traceback", ""))
+        tb = str(info.get("traceback", ""))[-MESSAGE_CHARS:]
         if cls is None or not issubclass(cls, Exception):
             err: BaseException = StudentExit(f"your code raised {shown}({message!r}), which the tests treat as a failure")
         else:
@@ -826,10 +845,21 @@ class WorkerBackend:
             if self._proc is not None and self._proc.generation == generation and not self._proc.alive():
                 self._retire()
             why = self._deaths.get(generation, "was restarted")
-            raise WorkerDied(
-                f"the worker running your code {why} after this tokenizer was made, "
-                "and the tokenizer died with it"
-            )
+            lost = f"the worker running your code {why} after this tokenizer was made, and the tokenizer died with it"
+            remade = self._remade.get(handle, 0)
+            if remade >= REMAKE_LIMIT:
+                raise WorkerDied(lost)
+            # another test's failure must not fail every later test sharing this tokenizer:
+            # make it again, the same way, in a fresh worker
+            self._remade[handle] = remade + 1
+            adapter, args = self._recipes[handle]
+            try:
+                fresh = self.call(adapter, args, True)
+            except Exception as err:
+                raise WorkerDied(f"{lost}; making it again failed: {str(err)[:500]}") from None
+            self._handles[handle] = self._handles.pop(fresh)
+            self._recipes.pop(fresh, None)
+            return self._handles[handle][1]
         return theirs
 
     # -- path arguments --
@@ -934,8 +964,10 @@ class WorkerBackend:
             if returns_handle:
                 if type(value) is not int:
                     raise proc.violation("sent a handle that is not an int")
-                ours = len(self._handles) + 1
+                self._handle_counter += 1
+                ours = self._handle_counter
                 self._handles[ours] = (proc.generation, value)
+                self._recipes[ours] = (adapter, args)
                 return ours
             return value
 
@@ -1009,37 +1041,82 @@ class WorkerBackend:
 
 
 class _Stream:
-    """One ``encode_iterable`` in progress: input goes over in chunks, ids come back in batches."""
+    """One ``encode_iterable`` in progress: input goes over in chunks, ids come back in batches.
+
+    The exchange as a whole has the call's deadline: the time spent waiting for or talking
+    with the worker adds up across its messages, and when it reaches ``call_timeout`` the
+    worker is stopped. Ids are capped by the input: every token covers at least one byte,
+    so a worker sending more ids than the bytes it was given (or ``stream_ids`` in all), or
+    asking for input after it was told the input ended, breaks the protocol and is stopped."""
 
     def __init__(self, backend: WorkerBackend, proc: _Process, rid: int, name: str) -> None:
         self.backend, self.proc, self.rid, self.name = backend, proc, rid, name
         self.finished = False
         self.interrupted = False
         self.mark = len(proc.output)
+        self.busy = 0.0  # seconds spent in the exchange so far
+        self.sent_bytes = 0  # UTF-8 bytes of input sent
+        self.received = 0  # ids received
+        self.ended = False  # "end" was sent
+
+    def _next(self, doing: str) -> list:
+        """The worker's next message within what is left of the call's deadline."""
+        timeout = self.backend.limits.call_timeout
+        left = timeout - self.busy
+        if left <= 0:
+            self.proc.kill()
+            self.proc.death = f"timed out after {timeout:g} s"
+            raise WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped")
+        try:
+            msg = self.proc.recv(self.rid, left, doing)
+        except WorkerTimeout:
+            raise WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped") from None
+        if msg[0] == "need" and self.ended:
+            raise self.proc.violation(f"asked for more input after {self.name}(...)'s input had ended")
+        if msg[0] == "ids" and len(msg) == 3 and type(msg[2]) is list:
+            self.received += len(msg[2])
+            most = min(self.sent_bytes, self.backend.limits.stream_ids)
+            if self.received > most:
+                raise self.proc.violation(
+                    f"sent {self.received} ids from {self.name}(...) for {self.sent_bytes} bytes of input "
+                    f"(at most one id per byte, {self.backend.limits.stream_ids} in all)"
+                )
+        return msg
+
+    def _feed(self, source: Iterator[str]) -> None:
+        batch, size = [], 0
+        for piece in source:
+            batch.append(piece)
+            if type(piece) is str:
+                size += len(piece)
+                self.sent_bytes += len(piece.encode("utf-8", "surrogatepass"))
+            else:
+                size += 1
+            if size >= CHUNK_CHARS:
+                break
+        if not batch:
+            self.ended = True
+        self.proc.send(["chunks", self.rid, batch] if batch else ["end", self.rid])
 
     def run(self, source: Iterator[str]) -> Iterator[Any]:
         __tracebackhide__ = True
-        timeout = self.backend.limits.call_timeout
         try:
             while True:
                 if self.interrupted:
                     raise WorkerFailure(f"{self.name}(...) was interrupted by another call to the same implementation")
                 with self.backend._lock:
+                    started = time.monotonic()
                     try:
-                        msg = self.proc.recv(self.rid, timeout, f"running {self.name}(...)")
+                        msg = self._next(f"running {self.name}(...)")
+                        kind = msg[0]
+                        if kind == "need":
+                            self._feed(source)
+                            continue
                     except WorkerFailure as err:
                         self.finished = True
                         raise type(err)(self.backend._with_output(str(err), self.proc, self.mark)) from None
-                    kind = msg[0]
-                    if kind == "need":
-                        batch, size = [], 0
-                        for piece in source:
-                            batch.append(piece)
-                            size += len(piece) if type(piece) is str else 1
-                            if size >= CHUNK_CHARS:
-                                break
-                        self.proc.send(["chunks", self.rid, batch] if batch else ["end", self.rid])
-                        continue
+                    finally:
+                        self.busy += time.monotonic() - started
                     if kind == "ok":
                         self.finished = True
                         return
@@ -1061,7 +1138,8 @@ class _Stream:
                 self.abort()
 
     def abort(self) -> None:
-        """Stop the worker's side of the stream and wait until it is idle again."""
+        """Stop the worker's side of the stream and wait until it is idle again (within the
+        call's deadline; a worker that does not stop in time is stopped)."""
         if self.finished:
             return
         self.interrupted = True
@@ -1069,10 +1147,14 @@ class _Stream:
         proc = self.proc
         if not proc.alive():
             return
+        started = time.monotonic()
         try:
             while True:
-                msg = proc.recv(self.rid, self.backend.limits.call_timeout, f"stopping {self.name}(...)")
+                msg = self._next(f"stopping {self.name}(...)")
+                self.busy += time.monotonic() - started
+                started = time.monotonic()
                 if msg[0] == "need":
+                    self.ended = True  # whatever it asks for next is a violation
                     proc.send(["abort", self.rid])
                 elif msg[0] in ("ok", "err", "aborted"):
                     return

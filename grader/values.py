@@ -17,6 +17,7 @@ import base64
 import collections
 import json
 import os
+import reprlib
 from array import array
 from dataclasses import dataclass
 from typing import Any
@@ -29,13 +30,51 @@ class WrongResult(AssertionError):
     """A submission returned a value of the wrong type or shape."""
 
 
+class _BoundedRepr(reprlib.Repr):
+    def repr_bytes(self, value: bytes, level: int) -> str:  # reprlib would repr them whole
+        if len(value) <= self.maxstring:
+            return repr(value)
+        half = max(self.maxstring // 2 - 2, 1)
+        return repr(value[:half])[:-1] + "..." + repr(value[-half:])[2:]
+
+    repr_bytearray = repr_bytes
+
+
+def short_repr(value: Any, limit: int = 80) -> str:
+    """``repr(value)`` cut to about ``limit`` characters, in time and memory bounded by
+    ``limit`` whatever the value's size (strings and bytes are cut before ``repr``,
+    containers show their first items, huge ints their number of digits)."""
+    r = _BoundedRepr()
+    r.maxstring = r.maxother = max(limit, 12)
+    r.maxlist = r.maxtuple = r.maxdict = r.maxset = r.maxfrozenset = r.maxdeque = r.maxarray = 8
+    r.maxlevel = 4
+    r.maxlong = 40
+    if type(value) is int and value.bit_length() > 4000:
+        return f"<an int of {value.bit_length()} bits>"
+    try:
+        text = r.repr(value)
+    except Exception:
+        text = f"<a {type(value).__qualname__} that cannot be shown>"
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _key(k: Any) -> str:
+    """A dict key as shown in a path like ``vocab[256]`` (short, fast for the usual keys)."""
+    kind = type(k)
+    if (kind is int and -(1 << 64) < k < 1 << 64) or (kind in (str, bytes) and len(k) <= 40):
+        return repr(k)
+    if kind is tuple and len(k) <= 4 and all(type(x) is int and -(1 << 64) < x < 1 << 64 for x in k):
+        return repr(k)  # pair counts' keys
+    return short_repr(k, 40)
+
+
 def _describe(value: Any) -> str:
     """``int 116``, ``str 'ab'``, ``None``, or ``a tuple`` (with its length) for containers."""
     kind = type(value)
     if value is None:
         return "None"
     if kind in _SCALARS:
-        text = f"{kind.__name__} {value!r}"
+        text = f"{kind.__name__} {short_repr(value, 60)}"
     else:
         text = f"a {kind.__qualname__}"
         if isinstance(value, (list, tuple, dict)):
@@ -43,21 +82,63 @@ def _describe(value: Any) -> str:
     return text if len(text) <= 60 else text[:57] + "..."
 
 
-def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
-    """A copy of ``value`` made of exact built-in types only; ``WrongResult`` otherwise."""
+class _NotPlain(Exception):
+    """Raised inside :func:`_plain` at the offending item; the path is collected on the way out."""
+
+    def __init__(self, value: Any, deep: bool = False) -> None:
+        self.value, self.deep, self.path = value, deep, []
+
+
+_SCALAR_SET = frozenset(_SCALARS)
+
+
+def _plain(value: Any, depth: int) -> Any:
     kind = type(value)
-    if kind in _SCALARS:
+    if kind in _SCALAR_SET:
         return value
-    if _depth > 20:
-        raise WrongResult(f"{where}: the value is nested more than 20 levels deep")
+    if depth > 20:
+        raise _NotPlain(value, deep=True)
     if kind is list or kind is tuple:
-        items = [to_plain(v, f"{where}[{i}]", _depth + 1) for i, v in enumerate(value)]
+        if set(map(type, value)) <= _SCALAR_SET:  # ids, pre-tokens: no path strings to build
+            return list(value) if kind is list else tuple(value)
+        items = []
+        for i, v in enumerate(value):
+            try:
+                items.append(_plain(v, depth + 1))
+            except _NotPlain as err:
+                err.path.append(f"[{i}]")
+                raise
         return items if kind is list else tuple(items)
     if kind in _STD_DICTS:
-        return {to_plain(k, f"{where} key", _depth + 1): to_plain(v, f"{where}[{k!r}]", _depth + 1) for k, v in value.items()}
-    bases = [b.__name__ for b in kind.__mro__[1:] if b in (list, tuple, dict, int, str, bytes, float)]
-    hint = f" (a subclass of {bases[0]}; return a plain {bases[0]})" if bases else ""
-    raise WrongResult(f"{where} is {_describe(value)}{hint}, which is not plain data")
+        out = {}
+        for k, v in value.items():
+            try:
+                key = _plain(k, depth + 1)
+            except _NotPlain as err:
+                err.path.append(" key")
+                raise
+            try:
+                out[key] = _plain(v, depth + 1)
+            except _NotPlain as err:
+                err.path.append(f"[{_key(k)}]")
+                raise
+        return out
+    raise _NotPlain(value)
+
+
+def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
+    """A copy of ``value`` made of exact built-in types only; ``WrongResult`` otherwise
+    (naming the offending item's place, e.g. ``encode(...)[3]``)."""
+    try:
+        return _plain(value, _depth)
+    except _NotPlain as err:
+        place = where + "".join(reversed(err.path))
+        if err.deep:
+            raise WrongResult(f"{place}: the value is nested more than 20 levels deep") from None
+        kind = type(err.value)
+        bases = [b.__name__ for b in kind.__mro__[1:] if b in (list, tuple, dict, int, str, bytes, float)]
+        hint = f" (a subclass of {bases[0]}; return a plain {bases[0]})" if bases else ""
+        raise WrongResult(f"{place} is {_describe(err.value)}{hint}, which is not plain data") from None
 
 
 def describe_import_error(err: BaseException, *, short_paths: bool = False) -> str:
@@ -140,7 +221,7 @@ class DictOf(Shape):
             raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
         for k, v in value.items():
             self.key.check(k, f"{where} key {k!r}")
-            self.value.check(v, f"{where}[{k!r}]")
+            self.value.check(v, f"{where}[{_key(k)}]")
 
 
 INT = Exact("int", (int,))

@@ -193,8 +193,8 @@ def test_a_hung_call_times_out_and_the_next_call_gets_a_fresh_worker(make):
         impl.run_merge([1], (1, 2), 3)
     assert time.monotonic() - start < 3 + 2
     assert impl.run_pretokenize("a b") == ["a", "b"]
-    with pytest.raises(WorkerDied, match="timed out.*died with it"):
-        tok.encode("x")
+    # the tokenizer made in the worker that was stopped is made again in a fresh one
+    assert tok.encode("x") == [1]
 
 
 @pytest.mark.parametrize(
@@ -364,7 +364,7 @@ def test_a_forged_reply_on_the_protocol_pipe_is_only_a_returned_value(make):
     impl = make(
         """
         def run_merge(ids, pair, new_id):
-            for fd in range(3, 20):
+            for fd in range(3, 256):
                 try:
                     os.write(fd, b'garbage\\n')
                 except OSError:
