@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ROOT, gpt2_cache, use_shared_tiktoken_cache
+from . import ROOT, gpt2_cache, redact, use_shared_tiktoken_cache
 from .config import ConfigError, load_config
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
@@ -156,6 +156,10 @@ def grade(req: GradeRequest) -> int:
             return fail(req, f"{reason}; see {log_path}", EXIT_HARNESS, started)
         if report.get("incomplete"):  # stopped or crashed: keep every test finished before
             replay(report, journal_path(report_path))
+    scrub = redact.for_grading(ROOT, req.submission, req.results, Path(tmp))
+    for test in report.get("tests", []):
+        test["output"] = scrub(test.get("output", ""))
+        test["properties"] = {k: scrub(v) if type(v) is str else v for k, v in test.get("properties", {}).items()}
     if "error" in report:
         return fail(req, report["error"], EXIT_CONFIG, started)
     groups = score_report(config, report)
@@ -169,7 +173,7 @@ def grade(req: GradeRequest) -> int:
         notes.append(f"grading stopped after {req.max_time:g} s; tests not run score 0")
     elif report.get("incomplete"):
         notes.append("the test run stopped early; tests not run score 0")
-    output = summary + "\n" + "; ".join(notes)
+    output = scrub(summary + "\n" + "; ".join(notes))
     elapsed = time.monotonic() - started
     write_json(req.results, gradescope_json(groups, elapsed, output))
     if req.junit:

@@ -58,6 +58,7 @@ class GradingSession:
         self.remaining: dict[str, int] = {}
         self.started = time.monotonic()
         self.journal = Journal(self.report_path)
+        self.saw_hidden = False  # a test with hidden feedback ran since the workers started
         try:
             signal.signal(signal.SIGTERM, self._terminated)
         except ValueError:  # not the main thread (pytest run in-process by a tool)
@@ -108,7 +109,25 @@ class GradingSession:
                 "properties": {},
             }
             self.remaining[group.name] = self.remaining.get(group.name, 0) + 1
+        # visible tests first: a worker never learns hidden inputs before a test whose
+        # feedback the student sees (see pytest_runtest_setup for the guard)
+        items.sort(key=lambda item: self.tests[item.nodeid]["visibility"] != "visible")
         self.write(incomplete=True)
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_setup(self, item: pytest.Item) -> None:
+        test = self.tests.get(item.nodeid)
+        if test is None:
+            return
+        if test["visibility"] != "visible":
+            self.saw_hidden = True
+        elif self.saw_hidden:
+            # the submission's workers have seen hidden material: none of them may run a test
+            # whose feedback is visible (what they print or raise could carry it)
+            isolation = sys.modules.get("grader.isolation")
+            if isolation is not None:
+                isolation.restart_workers(keep="reference")
+            self.saw_hidden = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
         test = self.tests.get(report.nodeid)

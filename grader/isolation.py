@@ -183,6 +183,30 @@ def _cut(text: str, limit: int) -> str:
     return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
 
 
+# the worker's first line of code: read the configuration (one JSON line) from the request
+# pipe whose descriptor is the only argument, then hand over to grader.worker.main
+BOOTSTRAP = """\
+import sys, os, json
+fd, line = int(sys.argv[1]), bytearray()
+while not line.endswith(b"\\n"):
+    byte = os.read(fd, 1)
+    if not byte:
+        raise SystemExit(1)
+    line += byte
+c = json.loads(line)
+del fd, line, byte
+sys.path.insert(0, c["harness_dir"])
+import grader.worker as w
+w.main(c)
+"""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
 def _signal_name(num: int) -> str:
     try:
         return signal.Signals(num).name
@@ -221,6 +245,14 @@ def _status_kb(pid: int, field: str) -> int | None:
 
 CONFINEMENT: list[str | None] = [None]  # how the last started worker is isolated (for reports)
 _LIVE: "set[WorkerBackend]" = set()  # strong references: every worker is stopped at exit
+
+
+def restart_workers(keep: str = "reference") -> None:
+    """Stop the workers of every backend but those labelled ``keep``; the next call starts a
+    fresh one (its tokenizers are made again there, without counting as a death)."""
+    for backend in list(_LIVE):
+        if backend.label != keep:
+            backend.restart()
 
 
 @atexit.register
@@ -309,13 +341,9 @@ class _Process:
             "LC_ALL": "C.UTF-8",
             "BPE_IMPL": backend.package,
         }
-        bootstrap = (
-            "import sys,json;c=json.loads(sys.argv[1]);sys.path.insert(0,c['harness_dir']);"
-            "import grader.worker as w;w.main(c)"
-        )
         try:
             self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-c", bootstrap, json.dumps(config)],
+                [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(req_r)],
                 stdin=subprocess.DEVNULL,
                 stdout=out_w,
                 stderr=out_w,
@@ -328,6 +356,9 @@ class _Process:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
         self.pid = self.proc.pid
+        # the configuration names the folders to hide: sent on the pipe, never in the argv
+        # that every process can read from /proc/<pid>/cmdline
+        _write_all(self.req_w, (json.dumps(config) + "\n").encode("utf-8"))
         os.set_blocking(self.req_w, False)
         self.sent_keys: set[int] = set()  # cached arguments this worker already holds
         try:
@@ -622,6 +653,7 @@ class WorkerBackend:
         self._recipes: dict[int, tuple[str, tuple]] = {}  # our handle -> (adapter, args) that made it
         self._handle_counter = 0
         self._remade: dict[int, int] = {}  # our handle -> times it was made again after its worker died
+        self._restarted: set[int] = set()  # generations stopped by restart(), not by a failure
         self._rid = 0
         self._stream: _Stream | None = None
         self._mark = 0
@@ -724,6 +756,16 @@ class WorkerBackend:
         if proc is None or not proc.alive():
             return contextlib.nullcontext(0)
         return proctree.frozen(proc.pid, proc.uid)
+
+    def restart(self) -> None:
+        """Stop the running worker (not a failure of the submission: its tokenizers are made
+        again in the next one without counting towards ``REMAKE_LIMIT``)."""
+        with self._lock:
+            self._abort_stream()
+            if self._proc is not None:
+                self._proc.death = "was restarted"
+                self._restarted.add(self._proc.generation)
+                self._retire()
 
     def close(self) -> None:
         """Stop the worker and every process it left behind; remove its sandbox."""
@@ -851,7 +893,8 @@ class WorkerBackend:
                 raise WorkerDied(lost)
             # another test's failure must not fail every later test sharing this tokenizer:
             # make it again, the same way, in a fresh worker
-            self._remade[handle] = remade + 1
+            if generation not in self._restarted:
+                self._remade[handle] = remade + 1
             adapter, args = self._recipes[handle]
             try:
                 fresh = self.call(adapter, args, True)

@@ -1,7 +1,8 @@
 """The isolated worker: the process that runs a submission's code during grading.
 
 The trusted side (:mod:`grader.isolation`) starts it as
-``python -I -B -c <bootstrap> CONFIG`` in a throw-away sandbox directory holding a copy of
+``python -I -B -c <bootstrap> FD`` (its configuration comes as the first line on the request
+pipe ``FD``, never in its argv) in a throw-away sandbox directory holding a copy of
 ``adapters.py`` and the implementation package, plus a copy of this file, ``values.py``
 and ``probes.py`` as a private ``grader`` package. Nothing else of the harness is on its
 ``sys.path``; the environment holds only ``PATH``, ``HOME``/``TMPDIR`` (the sandbox work
@@ -587,6 +588,7 @@ def main(config: dict) -> None:
     rfd, wfd = config["fds"]
     channel = Channel(rfd, wfd, float(config.get("spin", 0.0)))
     info = harden(config)
+    config.pop("hide", None)  # the submission's code can find this dict: it names harness folders
     channel.send(["ready", 0, info])  # sandbox in place; no submission code has run yet
     channel.recv()  # "go": the grader has read from /proc how this process is confined
     clean_import_state(config["code_dir"], config["harness_dir"], config.get("python_path"))

@@ -103,7 +103,7 @@ def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, 
         groups[test["tags"][0]] = groups.get(test["tags"][0], 0.0) + test["score"]
     time.sleep(0.2)
     out = {
-        "rc": proc.returncode, "seconds": seconds, "results": data, "report": plain, "groups": groups,
+        "base": base, "rc": proc.returncode, "seconds": seconds, "results": data, "report": plain, "groups": groups,
         "left_files": sorted(p.name for p in tmp.iterdir() if not p.name.startswith("pytest-of-")), "left_processes": processes_using(tmp),
         "log": (results.parent / "grading.log").read_text(errors="replace") if (results.parent / "grading.log").is_file() else "",
     }
@@ -137,11 +137,12 @@ HUGE_TESTS = [PAIRS[1], HANGING, "tests/public/test_pretokenize.py::test_pretoke
 MAX_GRADER_MB = 1024
 # name -> (attack, tests, call_timeout, max_time)
 GRADINGS = {
-    "stopped": ("hang_after_some_tests", [*PAIRS, HANGING], 600, 25),
+    "stopped": ("hang_after_some_tests", [*PAIRS, HANGING], 600, 35),
     "victim": ("honest", PAIR_AND_MERGE, 10, 120),
     "restarts": ("restart_every_call", PAIR_AND_MERGE, 10, 120),
     "streams": ("misbehaving_streams", STREAM_TESTS, 3, 120),
     "huge": ("huge_values", HUGE_TESTS, 20, 120),
+    "leak": ("leak_paths", [PAIRS[1], HANGING, HUGE_TESTS[2]], 10, 120),
 }
 
 
@@ -174,7 +175,7 @@ def test_a_run_stopped_by_max_time_keeps_the_points_already_graded(graded):
     out = outcome(graded, "stopped")
     assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
     assert out["results"]["score"] == pytest.approx(10), out["context"]
-    assert "grading stopped after 25 s" in out["results"]["output"], out["context"]
+    assert "grading stopped after 35 s" in out["results"]["output"], out["context"]
     by_name = {t["name"]: t for t in out["results"]["tests"]}
     assert by_name[HANGING]["status"] == "failed" and "not run" in by_name[HANGING]["output"]
 
@@ -234,3 +235,55 @@ def test_worker_uids_are_allocated_and_never_shared(tmp_path):
     with pytest.raises(uids.UidsExhausted):
         for _ in range(count):
             held.append(uids.allocate(folder, base, count))
+
+
+def test_feedback_never_shows_the_harness_report_or_other_submissions_paths(graded):
+    out = outcome(graded, "leak")
+    assert out["results"]["score"] == 0, out["context"]
+    outputs = [t["output"] for t in out["results"]["tests"]]
+    assert all("ValueError" in o for o in outputs), out["context"]  # the attack did run
+    shown = json.dumps(out["results"])
+    base = out["base"]
+    assert "<harness>" in shown and "<grading>" in shown, out["context"]  # found, and hidden
+    for secret in (str(ROOT), str(ROOT.parent), str(base), str(base.parent), str(base / "out"), "bpe-grade-"):
+        assert secret not in shown, f"{secret} appears in the feedback\n{out['context']}"
+
+
+SNOOP = '''
+import gc
+
+
+def _read(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read().replace(b"\\\\0", b" ").decode("utf-8", "replace")
+    except OSError as err:
+        return str(err)
+
+
+def run_pretokenize(text):
+    strings = set()
+    for obj in gc.get_objects():
+        items = obj.values() if isinstance(obj, dict) else obj if isinstance(obj, (list, tuple)) else ()
+        strings.update(item for item in items if isinstance(item, str) and len(item) < 1000)
+    return [_read("/proc/self/cmdline"), _read("/proc/self/environ"), " ".join(sorted(strings))]
+'''
+
+
+def test_a_worker_finds_no_harness_or_submission_path_in_its_argv_environment_or_memory(tmp_path):
+    from grader.impl import Implementation
+    from grader.isolation import IsolationLimits, WorkerBackend
+
+    sub = tmp_path / "submissions" / "alice"
+    (sub / "student").mkdir(parents=True)
+    (sub / "student" / "__init__.py").write_text("")
+    (sub / "adapters.py").write_text(SNOOP)
+    backend = WorkerBackend("student", sub, IsolationLimits(call_timeout=30))
+    try:
+        cmdline, environ, memory = Implementation(backend).run_pretokenize("x")
+    finally:
+        backend.close()
+    assert "bpe-worker-" in memory  # it did look: its own sandbox is named in its memory
+    for secret in (str(ROOT), str(sub.parent)):
+        assert secret not in cmdline and secret not in environ, (cmdline, environ)
+        assert secret not in memory, memory[max(memory.find(secret) - 300, 0):][:600]
