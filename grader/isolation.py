@@ -59,13 +59,14 @@ from typing import Any
 from . import proctree, uids
 from . import values as V
 from .config import FORBIDDEN_MODULES
+from .failures import StudentExit, WorkerDied, WorkerFailure, WorkerTimeout
 from .impl import ROOT, BrokenImplementation
 from .pyenv import worker_python
+from .stream import Stream
 from .worker import fast_dumps, plain_copy
 
 GRADER_DIR = Path(__file__).resolve().parent
 HARNESS_FILES = ("values.py", "probes.py", "worker.py")
-CHUNK_CHARS = 1 << 16  # characters of encode_iterable input per message
 SPIN_SECONDS = 0.002  # see default_spin
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 MESSAGE_CHARS = 4000  # characters of a submission's exception message (and traceback) kept
@@ -133,22 +134,6 @@ def backend_for(config: Any, which: str) -> "WorkerBackend":
     if which == "reference":
         return WorkerBackend("reference", None, limits, label="reference", forbidden=forbidden)
     return WorkerBackend(config.getoption("impl"), config.getoption("submission"), limits, forbidden=forbidden)
-
-
-class WorkerFailure(AssertionError):
-    """The worker running the submission timed out, died or broke the protocol."""
-
-
-class WorkerTimeout(WorkerFailure):
-    pass
-
-
-class WorkerDied(WorkerFailure):
-    pass
-
-
-class StudentExit(AssertionError):
-    """The submission raised SystemExit, KeyboardInterrupt or another non-Exception."""
 
 
 # ---- helpers --------------------------------------------------------------------------
@@ -655,7 +640,7 @@ class WorkerBackend:
         self._remade: dict[int, int] = {}  # our handle -> times it was made again after its worker died
         self._restarted: set[int] = set()  # generations stopped by restart(), not by a failure
         self._rid = 0
-        self._stream: _Stream | None = None
+        self._stream: Stream | None = None
         self._mark = 0
         self._lock = threading.RLock()
         self._arg_cache: dict[int, tuple] = {}
@@ -1068,7 +1053,7 @@ class WorkerBackend:
             theirs = self._resolve(handle)
             proc = self._proc
             self._rid += 1
-            stream = _Stream(self, proc, self._rid, name)
+            stream = Stream(self, proc, self._rid, name)
             self._stream = stream
             try:
                 proc.send(["stream", self._rid, theirs, name])
@@ -1081,126 +1066,3 @@ class WorkerBackend:
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.abort()
-
-
-class _Stream:
-    """One ``encode_iterable`` in progress: input goes over in chunks, ids come back in batches.
-
-    The exchange as a whole has the call's deadline: the time spent waiting for or talking
-    with the worker adds up across its messages, and when it reaches ``call_timeout`` the
-    worker is stopped. Ids are capped by the input: every token covers at least one byte,
-    so a worker sending more ids than the bytes it was given (or ``stream_ids`` in all), or
-    asking for input after it was told the input ended, breaks the protocol and is stopped."""
-
-    def __init__(self, backend: WorkerBackend, proc: _Process, rid: int, name: str) -> None:
-        self.backend, self.proc, self.rid, self.name = backend, proc, rid, name
-        self.finished = False
-        self.interrupted = False
-        self.mark = len(proc.output)
-        self.busy = 0.0  # seconds spent in the exchange so far
-        self.sent_bytes = 0  # UTF-8 bytes of input sent
-        self.received = 0  # ids received
-        self.ended = False  # "end" was sent
-
-    def _next(self, doing: str) -> list:
-        """The worker's next message within what is left of the call's deadline."""
-        timeout = self.backend.limits.call_timeout
-        left = timeout - self.busy
-        if left <= 0:
-            self.proc.kill()
-            self.proc.death = f"timed out after {timeout:g} s"
-            raise WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped")
-        try:
-            msg = self.proc.recv(self.rid, left, doing)
-        except WorkerTimeout:
-            raise WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped") from None
-        if msg[0] == "need" and self.ended:
-            raise self.proc.violation(f"asked for more input after {self.name}(...)'s input had ended")
-        if msg[0] == "ids" and len(msg) == 3 and type(msg[2]) is list:
-            self.received += len(msg[2])
-            most = min(self.sent_bytes, self.backend.limits.stream_ids)
-            if self.received > most:
-                raise self.proc.violation(
-                    f"sent {self.received} ids from {self.name}(...) for {self.sent_bytes} bytes of input "
-                    f"(at most one id per byte, {self.backend.limits.stream_ids} in all)"
-                )
-        return msg
-
-    def _feed(self, source: Iterator[str]) -> None:
-        batch, size = [], 0
-        for piece in source:
-            batch.append(piece)
-            if type(piece) is str:
-                size += len(piece)
-                self.sent_bytes += len(piece.encode("utf-8", "surrogatepass"))
-            else:
-                size += 1
-            if size >= CHUNK_CHARS:
-                break
-        if not batch:
-            self.ended = True
-        self.proc.send(["chunks", self.rid, batch] if batch else ["end", self.rid])
-
-    def run(self, source: Iterator[str]) -> Iterator[Any]:
-        __tracebackhide__ = True
-        try:
-            while True:
-                if self.interrupted:
-                    raise WorkerFailure(f"{self.name}(...) was interrupted by another call to the same implementation")
-                with self.backend._lock:
-                    started = time.monotonic()
-                    try:
-                        msg = self._next(f"running {self.name}(...)")
-                        kind = msg[0]
-                        if kind == "need":
-                            self._feed(source)
-                            continue
-                    except WorkerFailure as err:
-                        self.finished = True
-                        raise type(err)(self.backend._with_output(str(err), self.proc, self.mark)) from None
-                    finally:
-                        self.busy += time.monotonic() - started
-                    if kind == "ok":
-                        self.finished = True
-                        return
-                    if kind == "err" and len(msg) == 3 and type(msg[2]) is dict:
-                        self.finished = True
-                        raise self.backend._student_error(msg[2], self.proc, self.mark)
-                    if kind != "ids" or len(msg) != 3 or type(msg[2]) is not list:
-                        self.finished = True
-                        raise self.proc.violation(f"sent an unexpected stream message {kind!r}")
-                    ids = msg[2]
-                for i in ids:
-                    if self.interrupted:
-                        break
-                    yield i
-        finally:
-            if not self.finished and not self.interrupted:
-                if self.backend._stream is self:
-                    self.backend._stream = None
-                self.abort()
-
-    def abort(self) -> None:
-        """Stop the worker's side of the stream and wait until it is idle again (within the
-        call's deadline; a worker that does not stop in time is stopped)."""
-        if self.finished:
-            return
-        self.interrupted = True
-        self.finished = True
-        proc = self.proc
-        if not proc.alive():
-            return
-        started = time.monotonic()
-        try:
-            while True:
-                msg = self._next(f"stopping {self.name}(...)")
-                self.busy += time.monotonic() - started
-                started = time.monotonic()
-                if msg[0] == "need":
-                    self.ended = True  # whatever it asks for next is a violation
-                    proc.send(["abort", self.rid])
-                elif msg[0] in ("ok", "err", "aborted"):
-                    return
-        except WorkerFailure:
-            pass  # the worker was stopped; the next call starts a fresh one
-
