@@ -12,6 +12,7 @@ import os
 
 import pytest
 
+from . import bounded
 from . import impl as impl_mod
 from .values import WrongResult
 
@@ -45,6 +46,7 @@ def pytest_addoption(parser: pytest.Parser) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    bounded.install()
     config.addinivalue_line("markers", "speed: compares running time with the reference")
     if config.getoption("isolate", False):
         from .isolation import backend_for  # WorkerBackend with limits from grading.yaml / options

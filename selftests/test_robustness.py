@@ -287,3 +287,23 @@ def test_a_worker_finds_no_harness_or_submission_path_in_its_argv_environment_or
     for secret in (str(ROOT), str(sub.parent)):
         assert secret not in cmdline and secret not in environ, (cmdline, environ)
         assert secret not in memory, memory[max(memory.find(secret) - 300, 0):][:600]
+
+
+LARGE_CASES = {  # built inside the test: the values would live for the whole session otherwise
+    "str": (lambda: ("line of text\n" * 2_000_000, "line of text\nother\n"), "first difference at index 13"),
+    "list": (lambda: (["x" * 100] * 1_000_000, ["x" * 100, "y"]), "first difference at index 1"),
+    "one_item": (lambda: (list(range(500_000)), [*range(77_777), -1, *range(77_778, 500_000)]), "first difference at index 77777"),
+    "dict": (lambda: ({i: i for i in range(5000)}, {i: i + (i == 4000) for i in range(5000)}), "first differing key 4000"),
+}
+
+
+@pytest.mark.parametrize("case", list(LARGE_CASES))
+def test_a_failed_comparison_of_large_values_is_explained_quickly_and_briefly(case):
+    build, where = LARGE_CASES[case]
+    got, expected = build()
+    start = time.monotonic()
+    with pytest.raises(AssertionError) as info:
+        assert got == expected
+    assert time.monotonic() - start < 5  # pytest's own diff of the str case takes minutes
+    message = str(info.value)
+    assert where in message and len(message) < 2000, message[:3000]
