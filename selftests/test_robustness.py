@@ -136,6 +136,7 @@ STREAM_TESTS = [STREAMS + t for t in (
 STREAM_FAILURES = {STREAM_TESTS[1], STREAM_TESTS[2], STREAM_TESTS[4]}
 HUGE_TESTS = [PAIRS[1], HANGING, "tests/public/test_pretokenize.py::test_pretokenize_matches_gpt2_pattern[emoji]"]
 MAX_GRADER_MB = 1024
+HIDDEN_MERGES = "tests/hidden/test_primitives_hidden.py::test_merge_leaves_random_input_unmodified"
 # name -> (attack, tests, call_timeout, max_time)
 GRADINGS = {
     "stopped": ("hang_after_some_tests", [*PAIRS, HANGING], 600, 30),
@@ -143,7 +144,7 @@ GRADINGS = {
     "restarts": ("restart_every_call", PAIR_AND_MERGE, 10, 120),
     "streams": ("misbehaving_streams", STREAM_TESTS, 3, 120),
     "huge": ("huge_values", HUGE_TESTS, 20, 120),
-    "leak": ("leak_paths", [PAIRS[1], HANGING, HUGE_TESTS[2]], 10, 120),
+    "leak": ("leak_paths", [HIDDEN_MERGES, PAIRS[1], HANGING, HUGE_TESTS[2]], 10, 120),
 }
 
 
@@ -259,7 +260,11 @@ def test_worker_uids_are_allocated_and_never_shared(tmp_path):
 def test_feedback_never_shows_the_harness_report_or_other_submissions_paths(graded):
     out = outcome(graded, "leak")
     assert out["results"]["score"] == 0, out["context"]
-    assert all("ValueError" in t["output"] for t in cases(out).values()), out["context"]  # the attack did run
+    graded_cases = cases(out)
+    assert all("ValueError" in t["output"] for t in graded_cases.values()), out["context"]  # the attack did run
+    # listed first, the hidden test ran last, in a worker of its own: the visible merge test's
+    # worker never saw a hidden input
+    assert "mounts/parent" in graded_cases[HANGING]["output"], out["context"]
     shown = json.dumps(out["results"])
     base = out["base"]
     assert "<harness>" in shown and "<grading>" in shown, out["context"]  # found, and hidden

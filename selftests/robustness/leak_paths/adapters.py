@@ -1,6 +1,8 @@
 """Tries to put the grading machine's paths into its feedback: every path-like string it can
 find (its argv, environment, mounts, working directory, the strings in its own memory, the
-parent's command line) is raised as the message of a failing call."""
+parent's command line) is raised as the message of a failing call. It also keeps every
+merge input it is given and shows the earlier ones in each merge failure: inputs of hidden
+tests must never reach a visible test's feedback."""
 import gc
 import os
 import re
@@ -38,7 +40,13 @@ def run_get_pair_counts(ids):
     raise ValueError("argv/env/cwd: " + " ".join(_paths(_read("/proc/self/cmdline") + " " + _read("/proc/self/environ") + " " + os.getcwd())))
 
 
+SEEN = []
+
+
 def run_merge(ids, pair, new_id):
+    SEEN.append(list(ids))
+    if len(SEEN) > 1:
+        raise ValueError(f"earlier merge inputs: {SEEN[:-1]!r:.300}")
     parent = _read(f"/proc/{os.getppid()}/cmdline") + _read("/proc/1/cmdline")
     raise ValueError("mounts/parent: " + " ".join(_paths(_read("/proc/self/mountinfo") + " " + parent)))
 
