@@ -769,6 +769,23 @@ def _to_text(token):
 # runs them, and the selftests check that they still apply to the reference.
 EXTRA: tuple[Mutant, ...] = (
     Mutant(
+        "merge_modifies_input", "primitives",
+        "merge writes its result into the caller's list (ids[:] = out) instead of returning a new list.",
+        (Replace("primitives.py", "            i += 1\n    return out\n", "            i += 1\n    ids[:] = out\n    return ids\n"),),
+    ),
+    Mutant(
+        "split_empty_text_shortcut", "pretokenize",
+        "split_on_special_tokens returns [] for an empty text before checking the special tokens, "
+        "so an empty special token is accepted there.",
+        (Replace(P, "    for tok in special_tokens:\n", "    if not text:\n        return []\n    for tok in special_tokens:\n"),),
+    ),
+    tokenizer(
+        "specials_always_new_ids",
+        "every special token gets a new id, even one whose bytes are already in the vocabulary "
+        "(GPT-2's <|endoftext|> must keep 50256).",
+        ('            if tok.encode("utf-8") not in self._m_ids:\n', "            if True:\n"),
+    ),
+    Mutant(
         "character_decode_builtin_error", "warmup",
         "CharacterTokenizer.decode lets chr() reject an id outside Unicode, so the error names "
         "neither the id nor its position.",
