@@ -250,11 +250,11 @@ LAYOUTS = {
 def test_files_load_whatever_their_line_endings_and_blank_lines(impl, tmp_path, lines, newline):
     vocab_path, merges_path = write_files(tmp_path, lines, newline=newline)
     tok = impl.get_tokenizer_from_files(str(vocab_path), str(merges_path))
-    assert_ids_equal(tok.encode("abab ab"), [256, 256, 32, 256], text="abab ab")
+    assert_ids_equal(tok.encode("abab ab"), [256, 256, 32, 256], vocab={**BYTES, 256: b"ab"}, text="abab ab")
 
 
 def test_last_merges_line_without_newline_is_read(impl, tmp_path):
     vocab_path, merges_path = write_files(tmp_path, [])
     merges_path.write_text("#version: 0.2\na b", encoding="utf-8")
     tok = impl.get_tokenizer_from_files(str(vocab_path), str(merges_path))
-    assert_ids_equal(tok.encode("ab"), [256], text="ab")
+    assert_ids_equal(tok.encode("ab"), [256], vocab={**BYTES, 256: b"ab"}, text="ab")
