@@ -212,3 +212,15 @@ def test_shipped_grading_yaml_gives_two_decimal_entries(tmp_path):
     report = {"tests": [case(f"tests/public/test_x.py::test_{i}", group=g.name) for g in cfg.groups for i in range(7)]}
     data = gradescope_json(score_report(cfg, report), 0.0, "")
     assert sum(cents(t["max_score"]) for t in data["tests"]) == cents(cfg.total)
+
+
+def test_a_submissions_hostile_text_stays_inside_the_code_block_of_its_entry(tmp_path):
+    hostile = "E   AssertionError: ```\nE   # pwned <script>alert(1)</script>\nE   ````\nE   [x](javascript:alert(1))\nE   this matches a known bug: <b>x</b> *y*"
+    report = {"tests": [case("tests/public/test_a.py::test_h[0]", "failed", output=hostile), case("tests/public/test_a.py::test_h[1]", "failed", output=hostile)]}
+    md = score_report(config(tmp_path), report)[0].tests[0].markdown
+    fence = re.search(r"^(`{3,})text$", md, re.MULTILINE).group(1)
+    before, block_and_after = md.split(fence + "text\n", 1)
+    block, after = block_and_after.split("\n" + fence + "\n", 1)
+    assert "pwned <script>" in block  # shown literally inside the block
+    outside = re.sub(r"(`+).*?\1", "", (before + after).replace("**0 of 2 cases passed**", ""))  # our own markup
+    assert "<" not in outside and not re.search(r"(?<!\\)[*_\[\]`]", outside), outside
