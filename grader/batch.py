@@ -1,8 +1,9 @@
 """``python -m grader batch SUBMISSIONS_DIR``: grade a folder of submissions.
 
 Each entry of the folder is one student: a sub-folder laid out like this repository
-(``adapters.py`` + ``student/``) or a ``.zip`` of one (extracted safely: no absolute
-paths, ``..``, links or devices, a cap on size and file count). Every submission is
+(``adapters.py`` + ``student/``, or a CS336-layout repository with ``tests/adapters.py``) or
+a ``.zip`` of one (extracted safely: no absolute paths, ``..``, links or devices, a cap on
+size and file count). Odd or colliding names get safe, distinct ones (said in the notes). Every submission is
 copied into ``OUT/work/<student>`` and graded by ``python -m grader grade`` in its own
 process (so with its own isolated workers and its own ``--max-time``), several at once.
 Whatever one submission does costs only its own row.
@@ -32,13 +33,13 @@ from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
 from . import ROOT
+from . import submission as S
 from .config import Config, ConfigError, load_config
 from .results import failure_json, write_json
 
 MAX_BYTES = 50_000_000  # uncompressed size of one submission
 MAX_FILES = 2_000
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
-NAME_OK = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._@+-]*$")
 
 
 RUNNING: set[int] = set()  # process groups of the grade commands under way
@@ -80,31 +81,41 @@ class Row:
     tests: dict[str, str] = field(default_factory=dict)  # test name -> passed/failed
 
 
+def student_name(raw: str) -> str:
+    """A name safe for files and CSV rows: letters, digits and ``._@+-`` only, starting and
+    ending with a letter or digit, at most 80 characters (``"José Ruiz (2)"`` -> ``"Jos_Ruiz_2"``)."""
+    name = re.sub(r"[^A-Za-z0-9._@+-]+", "_", raw)[:80]
+    name = re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", name)
+    return name or "submission"
+
+
 def discover(folder: Path) -> tuple[list[Submission], list[str]]:
-    """Submissions in ``folder`` sorted by student name, and notes on entries ignored."""
+    """Submissions in ``folder`` sorted by student name, and notes on entries ignored or
+    renamed. Every submission gets a distinct safe name (:func:`student_name`; a second
+    ``alice`` -- say ``alice/`` and ``alice.zip`` -- becomes ``alice-2``, ignoring case)."""
     subs, notes = [], []
+    taken: set[str] = set()
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.startswith("."):
             continue
-        name = entry.stem if entry.suffix.lower() == ".zip" and entry.is_file() else entry.name
+        is_zip = not entry.is_symlink() and entry.is_file() and entry.suffix.lower() == ".zip"
         if entry.is_symlink():
-            notes.append(f"{entry.name}: a symbolic link, ignored")
-        elif not NAME_OK.match(name):
-            notes.append(f"{entry.name}: not a usable student name, ignored")
-        elif entry.is_dir() or (entry.is_file() and entry.suffix.lower() == ".zip"):
-            subs.append(Submission(name, entry))
-        else:
-            notes.append(f"{entry.name}: neither a folder nor a .zip, ignored")
-    names = [s.student for s in subs]
-    for dup in sorted({n for n in names if names.count(n) > 1}):
-        notes.append(f"{dup}: both a folder and a .zip; only the first ({dup}) is graded")
-    seen: set[str] = set()
-    unique = []
-    for s in subs:
-        if s.student not in seen:
-            seen.add(s.student)
-            unique.append(s)
-    return unique, notes
+            notes.append(f"{entry.name!r}: a symbolic link, ignored")
+            continue
+        if not (entry.is_dir() or is_zip):
+            notes.append(f"{entry.name!r}: neither a folder nor a .zip, ignored")
+            continue
+        raw = entry.stem if is_zip else entry.name
+        name = base = student_name(raw)
+        k = 2
+        while name.lower() in taken:
+            name = f"{base}-{k}"
+            k += 1
+        taken.add(name.lower())
+        if name != raw:
+            notes.append(f"{entry.name!r}: graded as {name}")
+        subs.append(Submission(name, entry))
+    return sorted(subs, key=lambda s: s.student), notes
 
 
 def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:
@@ -146,38 +157,27 @@ def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_file
                     out.write(chunk)
 
 
-def copy_folder(src: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> list[str]:
-    """Copy regular files and folders only (links are left out, and named)."""
-    left_out, total, count = [], 0, 0
-    for dirpath, dirnames, filenames in os.walk(src):
-        rel = Path(dirpath).relative_to(src)
-        (dest / rel).mkdir(parents=True, exist_ok=True)
-        for d in list(dirnames):
-            if os.path.islink(os.path.join(dirpath, d)) or d in ("__pycache__", ".git"):
-                dirnames.remove(d)
-                if d not in ("__pycache__", ".git"):
-                    left_out.append(str(rel / d))
-        for f in filenames:
-            p = Path(dirpath) / f
-            st = os.lstat(p)
-            if not stat.S_ISREG(st.st_mode):
-                left_out.append(str(rel / f))
-                continue
-            count += 1
-            total += st.st_size
-            if total > max_bytes or count > max_files:
-                raise Rejected(f"the submission holds more than {max_bytes // 1_000_000} MB or {max_files} files")
-            shutil.copyfile(p, dest / rel / f)
-    return left_out
+def copy_folder(src: Path, dest: Path) -> list[str]:
+    """Copy a submission folder as grading does (:func:`grader.submission.copy_submission`:
+    links kept only inside it, hard links to files outside it left out, caches and virtual
+    environments skipped); returns what was left out. ``Rejected`` when it is too big."""
+    try:
+        return S.copy_submission(src, dest).left_out
+    except S.SubmissionError as err:
+        raise Rejected(str(err)) from None
+
+
+def _has_code(tree: Path) -> bool:
+    return S.detect_layout(tree) is not None or (tree / "student").is_dir()
 
 
 def unwrap(tree: Path) -> Path:
-    """The folder holding ``adapters.py`` or ``student/``: the tree itself, or its single
-    top-level folder (zips of a folder)."""
-    if (tree / "adapters.py").exists() or (tree / "student").is_dir():
+    """The folder holding ``adapters.py`` (or ``tests/adapters.py``, or ``student/``): the
+    tree itself, or its single top-level folder (zips of a folder)."""
+    if _has_code(tree):
         return tree
-    inner = [p for p in tree.iterdir() if p.is_dir() and p.name != "__MACOSX"]
-    if len(inner) == 1 and ((inner[0] / "adapters.py").exists() or (inner[0] / "student").is_dir()):
+    inner = [p for p in tree.iterdir() if p.is_dir() and not p.is_symlink() and p.name != "__MACOSX"]
+    if len(inner) == 1 and _has_code(inner[0]):
         return inner[0]
     return tree
 
@@ -251,8 +251,8 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
         shutil.rmtree(work, ignore_errors=True)
         return rejected(str(err))
     root = unwrap(work)
-    if not (root / "adapters.py").is_file():
-        return rejected("no adapters.py in the submission")
+    if S.detect_layout(root) is None:
+        return rejected("no adapters.py (nor tests/adapters.py) in the submission")
     if root != work:  # keep the student's name as the folder name (it seeds per-submission cases)
         staged = work.with_name(work.name + ".unwrapped")
         root.rename(staged)

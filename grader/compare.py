@@ -125,6 +125,8 @@ def headline(sub: dict, ref: dict, rows: list[Row], name: str) -> list[str]:
     lines = [f"submission {name}: {sub.get('score', 0):g} points; reference: {ref.get('score', 0):g} points"]
     failing = sum(r.submission != "passed" for r in rows)
     lines.append(f"{len(rows)} tests: the submission fails {failing}, the reference fails {sum(r.reference != 'passed' for r in rows)}")
+    notes = sub.get("notes") if isinstance(sub.get("notes"), list) else []
+    lines += [f"submission {n}" for n in notes if str(n).startswith(("layout:", "left out of the copy", "not installed where"))]
     for which, report in (("submission", sub), ("reference", ref)):
         if report.get("error"):
             lines.append(f"{which}: grading failed: {report['error']}")

@@ -93,6 +93,28 @@ def _stop(proc: subprocess.Popen) -> None:
         proc.wait()
 
 
+def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
+    """Lines saying which layout was detected, what the copy left out and which packages
+    the submission imports that are not installed here."""
+    from .submission import detect_layout
+
+    notes = []
+    if req.submission is not None:
+        layout = detect_layout(req.submission)
+        notes.append(f"layout: {layout.describe()}" if layout else "layout: none (no adapters.py, nor tests/adapters.py)")
+    loaded = loaded if isinstance(loaded, dict) else {}
+    left_out = [str(n) for n in loaded.get("left_out") or []]
+    if left_out:
+        notes.append("left out of the copy graded: " + "; ".join(left_out))
+    missing = [str(n) for n in loaded.get("stand_ins") or []]
+    if missing:
+        notes.append(
+            f"not installed where grading runs: {', '.join(missing)} (imported by the submission; "
+            "a stand-in takes its place, and code that uses it fails)"
+        )
+    return notes
+
+
 def fail(req: GradeRequest, reason: str, code: int, started: float) -> int:
     print(f"grade: {reason}", file=sys.stderr, flush=True)
     write_json(req.results, failure_json(reason, time.monotonic() - started))
@@ -147,6 +169,7 @@ def grade(req: GradeRequest) -> int:
     with tempfile.TemporaryDirectory(prefix="bpe-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
         cmd = pytest_command(req, config.path.resolve(), report_path, seed)
+        cmd += ["--basetemp", str(Path(tmp) / "pytest")]  # the tests' files go with the rest
         with open(log_path, "w", encoding="utf-8") as log:
             code = run_tests(cmd, env, log, req)
         try:
@@ -167,6 +190,7 @@ def grade(req: GradeRequest) -> int:
     notes = [f"seed {seed}"]
     if req.tests:
         notes.append(f"partial grade: only {' '.join(req.tests)}")
+    notes += submission_notes(req, report.get("submission"))
     if report.get("isolation"):
         notes.append(f"isolation: {report['isolation']}")
     if code is None:

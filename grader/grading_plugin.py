@@ -79,6 +79,9 @@ class GradingSession:
         isolation = sys.modules.get("grader.isolation")
         if isolation is not None and isolation.CONFINEMENT[0]:
             data["isolation"] = isolation.CONFINEMENT[0]
+        loaded = sys.modules.get("grader.submission")
+        if loaded is not None and loaded.LOADED:
+            data["submission"] = dict(loaded.LOADED)
         if self.error is not None:
             data["error"] = self.error
         tmp = self.report_path.with_suffix(".tmp")

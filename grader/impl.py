@@ -65,32 +65,49 @@ class BrokenImplementation(AssertionError):
 
 
 def load_adapters(impl: str = "student", root: Path | str | None = None) -> ModuleType:
-    """Load ``root/adapters.py`` (default: this repository) with ``BPE_IMPL=impl``.
+    """Load the adapters file of ``root`` (default: this repository; ``adapters.py``, or
+    ``tests/adapters.py`` in a CS336-layout repository) with ``BPE_IMPL=impl``. Packages it
+    imports that are neither in ``root`` nor installed get stand-ins (:mod:`grader.stand_ins`).
 
     Each call makes a fresh module object, so the student's and the reference's adapters
     can be used side by side in one process.
     """
+    from .stand_ins import import_tolerating_missing
+    from .submission import LOADED, detect_layout
+
     root = Path(root or ROOT).resolve()
-    path = root / "adapters.py"
-    if not path.is_file():
-        raise BrokenImplementation(f"no adapters.py in {root}")
+    layout = detect_layout(root)
+    if layout is None:
+        raise BrokenImplementation(f"no adapters.py (nor tests/adapters.py) in {root}")
+    path = root / layout.adapters
+    if root != ROOT:  # another submission's packages of the same names, loaded earlier in this process
+        for name in [m for m in sys.modules if m.partition(".")[0] in layout.packages]:
+            origin = getattr(sys.modules[name], "__file__", None) or ""
+            if not os.path.realpath(origin).startswith(str(root) + os.sep):
+                del sys.modules[name]
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     previous = os.environ.get(IMPL_ENV)
     os.environ[IMPL_ENV] = impl
-    try:
+
+    def load() -> ModuleType:
         spec = importlib.util.spec_from_file_location(f"adapters_{impl}", path)
         module = importlib.util.module_from_spec(spec)
         spec.loader.exec_module(module)
+        return module
+
+    try:
+        module, missing = import_tolerating_missing(load, str(root))
     except Exception as err:  # the submission's own import-time error, reported as such
-        raise BrokenImplementation(f"{path.name} could not be imported: {V.describe_import_error(err)}") from None
+        raise BrokenImplementation(f"{layout.adapters} could not be imported: {V.describe_import_error(err)}") from None
     finally:
         if previous is None:
             os.environ.pop(IMPL_ENV, None)
         else:
             os.environ[IMPL_ENV] = previous
+    if impl != "reference" or root != ROOT:
+        LOADED.update(layout=layout.describe(), stand_ins=missing)
     return module
-
 
 
 class LocalBackend:

@@ -57,6 +57,7 @@ from pathlib import Path
 from typing import Any
 
 from . import proctree, uids
+from . import submission as S
 from . import values as V
 from .config import FORBIDDEN_MODULES
 from .failures import StudentExit, WorkerDied, WorkerFailure, WorkerTimeout
@@ -66,7 +67,7 @@ from .stream import Stream
 from .worker import fast_dumps, plain_copy
 
 GRADER_DIR = Path(__file__).resolve().parent
-HARNESS_FILES = ("values.py", "probes.py", "worker.py")
+HARNESS_FILES = ("values.py", "probes.py", "worker.py", "stand_ins.py")
 SPIN_SECONDS = 0.002  # see default_spin
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 MESSAGE_CHARS = 4000  # characters of a submission's exception message (and traceback) kept
@@ -199,22 +200,6 @@ def _signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-def _copy_tree(src: Path, dst: Path, budget: list[int]) -> None:
-    """Copy regular files and directories only (no symlinks, devices or fifos)."""
-    dst.mkdir(mode=0o755, parents=True, exist_ok=True)
-    with os.scandir(src) as entries:
-        for entry in entries:
-            if entry.name in ("__pycache__", ".git"):
-                continue
-            if entry.is_dir(follow_symlinks=False):
-                _copy_tree(Path(entry.path), dst / entry.name, budget)
-            elif entry.is_file(follow_symlinks=False):
-                size = entry.stat(follow_symlinks=False).st_size
-                budget[0] -= size
-                if budget[0] < 0:
-                    raise BrokenImplementation("the submission is too large to copy into the sandbox")
-                shutil.copyfile(entry.path, dst / entry.name, follow_symlinks=False)
-                os.chmod(dst / entry.name, 0o644)
 
 
 def _status_kb(pid: int, field: str) -> int | None:
@@ -266,6 +251,15 @@ class _Process:
             self.lease = uids.allocate()  # unique on the machine while this worker lives
             self.uid = self.gid = self.lease.uid
         self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
+        self.proc: subprocess.Popen | None = None
+        self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
+        try:
+            self._start(backend)
+        except BaseException:
+            self.close()  # whatever failed, the sandbox goes
+            raise
+
+    def _start(self, backend: "WorkerBackend") -> None:
         if self.gid is not None:
             # root's, readable through the worker's own group only: other workers (other
             # submissions graded at the same time) cannot read it, and this one cannot
@@ -275,10 +269,7 @@ class _Process:
         else:
             os.chmod(self.sandbox, 0o755)
         code = self.sandbox / "code"
-        _copy_tree(backend.source_root / backend.package, code / backend.package, [200 << 20])
-        (code / "adapters.py").write_bytes((backend.source_root / "adapters.py").read_bytes()) if (
-            backend.source_root / "adapters.py"
-        ).is_file() else None
+        backend.copy_code(code)
         harness = self.sandbox / "harness" / "grader"
         harness.mkdir(parents=True)
         (harness / "__init__.py").write_text('"""The worker\'s private copy of the harness modules it needs."""\n')
@@ -305,6 +296,7 @@ class _Process:
         config = {
             "fds": [req_r, resp_w],
             "code_dir": str(code),
+            "adapters": backend.layout.adapters,
             "harness_dir": str(self.sandbox / "harness"),
             "work_dir": str(self.work),
             "sandbox": str(self.sandbox),
@@ -337,6 +329,9 @@ class _Process:
                 env=env,
                 start_new_session=True,  # its own process group, killed as a whole
             )
+        except BaseException:
+            os.close(out_r)
+            raise
         finally:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
@@ -352,21 +347,18 @@ class _Process:
             self.pidfd = None
         self.drain = threading.Thread(target=self._drain, args=(out_r,), daemon=True)
         self.drain.start()
-        try:
-            wait = min(self.limits.startup_timeout, self.limits.call_timeout + 10)
-            # "ready" comes after the sandbox is set up and before any submission code runs
-            ready = self.recv(0, wait, "starting")
-            if ready[0] != "ready" or len(ready) != 3 or type(ready[2]) is not dict:
-                raise self.violation(f"did not start properly ({ready!r:.200})")
-            self.info = ready[2]
-            CONFINEMENT[0] = self.confinement()  # read while the worker waits, alive, for "go"
-            self.send(["go", 0])
-            hello = self.recv(0, wait, "starting (importing adapters.py)")
-            if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
-                raise self.violation(f"did not start properly ({hello!r:.200})")
-        except BaseException:
-            self.close()
-            raise
+        wait = min(self.limits.startup_timeout, self.limits.call_timeout + 10)
+        # "ready" comes after the sandbox is set up and before any submission code runs
+        ready = self.recv(0, wait, "starting")
+        if ready[0] != "ready" or len(ready) != 3 or type(ready[2]) is not dict:
+            raise self.violation(f"did not start properly ({ready!r:.200})")
+        self.info = ready[2]
+        CONFINEMENT[0] = self.confinement()  # read while the worker waits, alive, for "go"
+        self.send(["go", 0])
+        hello = self.recv(0, wait, "starting (importing adapters.py)")
+        if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
+            raise self.violation(f"did not start properly ({hello!r:.200})")
+        backend.note_loaded(hello[2])
 
     # -- output --
 
@@ -552,10 +544,14 @@ class _Process:
         return WorkerFailure(f"the worker running your code {what}; it was stopped")
 
     def alive(self) -> bool:
-        return self.death is None and self.proc.poll() is None
+        return self.death is None and self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
         """SIGTERM the process group, SIGKILL after the grace, then sweep the user id."""
+        if self.proc is None:  # it never started
+            if self.death is None:
+                self.death = "stopped"
+            return
         if self.proc.poll() is None:
             try:
                 os.killpg(self.pid, signal.SIGTERM)
@@ -627,6 +623,11 @@ class WorkerBackend:
         self.private_root = private_root  # False: as in a container that refuses mount namespaces
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()
+        if self.source_root == ROOT:  # this checkout: only adapters.py and the package in use
+            self.layout, self._only = S.Layout("stubs", "adapters.py", (impl,)), (impl, "adapters.py")
+        else:  # a submission: all of it, wherever its adapters.py is
+            self.layout, self._only = S.detect_layout(self.source_root) or S.Layout("no adapters", "adapters.py"), None
+        self._copy_error: str | None = None
         self.limits = limits or IsolationLimits()
         self.drop_privileges = drop_privileges
         self.spin = default_spin() if spin is None else spin
@@ -701,6 +702,29 @@ class WorkerBackend:
 
     # -- the worker's life --
 
+    def copy_code(self, dest: Path) -> None:
+        """Copy the submission (or this checkout's adapters.py and package) into ``dest``,
+        links and hard links handled as :mod:`grader.submission` says. A submission too big
+        or too deep to copy is broken, once and for all (not re-walked for every test)."""
+        if self._copy_error is None:
+            try:
+                found = S.copy_submission(self.source_root, dest, self._only)
+            except S.SubmissionError as err:
+                self._copy_error = str(err)
+            else:
+                if self.label != "reference":
+                    S.LOADED["left_out"] = found.notes
+                return
+        raise BrokenImplementation(self._copy_error)
+
+    def note_loaded(self, hello: dict) -> None:
+        """Remember what the worker said on loading adapters.py (stand-ins for missing packages)."""
+        if self.label != "reference":
+            S.LOADED["layout"] = self.layout.describe()
+            missing = hello.get("stand_ins")
+            if type(missing) is list:
+                S.LOADED["stand_ins"] = [str(m)[:100] for m in missing[:20]]
+
     def _worker(self) -> _Process:
         __tracebackhide__ = True
         if self._proc is None or not self._proc.alive():
@@ -708,6 +732,8 @@ class WorkerBackend:
                 self._retire()
             if self._start_failure is not None and self._start_failures >= 2:
                 raise BrokenImplementation(self._start_failure)
+            if self._copy_error is not None:
+                raise BrokenImplementation(self._copy_error)
             self._generation += 1
             try:
                 self._proc = _Process(self, self._generation)

@@ -81,6 +81,11 @@ def make_backend(config: pytest.Config, which: str):
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
     where = config.getoption("submission") or "this checkout"
+    if config.getoption("submission"):
+        from .submission import detect_layout
+
+        layout = detect_layout(config.getoption("submission"))
+        where += f", {layout.describe()}" if layout else ", no adapters.py"
     return [f"bpe-harness: implementation={config.getoption('impl')} ({where}), seed={config.getoption('seed')}"]
 
 

@@ -141,21 +141,30 @@ def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
         raise WrongResult(f"{place} is {_describe(err.value)}{hint}, which is not plain data") from None
 
 
-def describe_import_error(err: BaseException, *, short_paths: bool = False) -> str:
+def describe_import_error(err: BaseException, *, short_paths: bool = False, base: str | None = None) -> str:
     """One line naming the file and line of an error raised while importing a submission;
-    ``short_paths`` keeps only file names (the isolated worker's paths mean nothing to a student)."""
+    ``short_paths`` shows paths relative to ``base`` (the submission's copy in the isolated
+    worker, whose own paths mean nothing to a student), or file names without one."""
 
     def name(path: str | None) -> str:
-        return os.path.basename(path or "?") if short_paths else str(path)
+        path = path or "?"
+        if not short_paths:
+            return path
+        if base and path.startswith(base.rstrip("/") + "/"):
+            return path[len(base.rstrip("/")) + 1:]
+        return os.path.basename(path)
 
     if isinstance(err, SyntaxError):
         return f"SyntaxError in {name(err.filename)}, line {err.lineno}: {err.msg}"
     tb = err.__traceback__
     where = ""
     while tb is not None:
-        where = f" ({tb.tb_frame.f_code.co_filename}, line {tb.tb_lineno})"
+        where = f" ({name(tb.tb_frame.f_code.co_filename)}, line {tb.tb_lineno})"
         tb = tb.tb_next
-    return f"{type(err).__name__}: {err}{where}"
+    message = str(err)
+    if short_paths and base:
+        message = message.replace(base.rstrip("/") + "/", "")
+    return f"{type(err).__name__}: {message}{where}"
 
 
 # ---- shapes ---------------------------------------------------------------------------

@@ -44,6 +44,7 @@ from itertools import chain
 from typing import Any
 
 from . import values as V
+from .stand_ins import import_tolerating_missing  # imported before privileges drop
 
 ID_BATCH = 8192  # ids per "ids" message of a stream
 MAX_LINE = 1 << 30  # requests longer than this are a protocol error
@@ -407,8 +408,19 @@ class Aborted(BaseException):
 # ---- running submission code ------------------------------------------------------------
 
 
+SHORTEN: list[tuple[str, str]] = []  # (sandbox prefix, what a student reads instead), set by main
+
+
+def unsandboxed(text: str) -> str:
+    """``text`` with the worker's sandbox paths made relative to the submission."""
+    for prefix, shown in SHORTEN:
+        text = text.replace(prefix, shown)
+    return text
+
+
 def describe(err: BaseException) -> dict:
-    """A student exception as plain data: class names along the MRO, message, short traceback."""
+    """A student exception as plain data: class names along the MRO, message, short traceback
+    (paths relative to the submission)."""
     mro = [c.__name__ for c in type(err).__mro__ if c is not object]
     try:
         message = str(err)
@@ -426,7 +438,7 @@ def describe(err: BaseException) -> dict:
         text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(err), err))
     except BaseException:
         text = ""
-    return {"kind": "error", "mro": mro, "message": message[:20000], "traceback": text[-4000:]}
+    return {"kind": "error", "mro": mro, "message": unsandboxed(message[:20000]), "traceback": unsandboxed(text)[-4000:]}
 
 
 class Worker:
@@ -437,6 +449,7 @@ class Worker:
         self.broken: str | None = None
         self.objects: dict[int, Any] = {}
         self.cached: dict[int, Any] = {}  # large arguments the trusted side sends only once
+        self.stand_ins: list[str] = []  # missing packages the submission imports (grader.stand_ins)
 
     def arguments(self, args: list, refs: list) -> list:
         """Arguments with cached large values filled in (each call gets its own copy)."""
@@ -450,19 +463,26 @@ class Worker:
         if self.broken is not None:
             raise _Broken(self.broken)
         if self.adapters is None:
-            path = os.path.join(self.config["code_dir"], "adapters.py")
+            code_dir = self.config["code_dir"]
+            where = self.config.get("adapters", "adapters.py")
+            path = os.path.join(code_dir, where)
             if not os.path.isfile(path):
-                self.broken = "no adapters.py in the submission"
+                self.broken = "no adapters.py (nor tests/adapters.py) in the submission"
                 raise _Broken(self.broken)
-            try:
+
+            def load():
                 spec = importlib.util.spec_from_file_location("adapters", path)
                 module = importlib.util.module_from_spec(spec)
                 sys.modules["adapters"] = module
                 spec.loader.exec_module(module)
+                return module
+
+            try:
+                self.adapters, self.stand_ins = import_tolerating_missing(load, code_dir)
             except BaseException as err:  # SystemExit at import too: the submission is broken
-                self.broken = f"adapters.py could not be imported: {V.describe_import_error(err, short_paths=True)}"
+                message = V.describe_import_error(err, short_paths=True, base=code_dir)
+                self.broken = f"{where} could not be imported: {message}"
                 raise _Broken(self.broken) from None
-            self.adapters = module
         return self.adapters
 
     def bound(self, handle: int, name: str):
@@ -593,11 +613,12 @@ def main(config: dict) -> None:
     channel.recv()  # "go": the grader has read from /proc how this process is confined
     clean_import_state(config["code_dir"], config["harness_dir"], config.get("python_path"))
     forbid(list(config.get("forbidden", [])))
+    SHORTEN[:] = [(config["code_dir"].rstrip("/") + "/", ""), (config["harness_dir"].rstrip("/") + "/", "<grader>/")]
     os.chdir(config["work_dir"])
     worker = Worker(config, channel)
     try:
         worker.load()  # import the submission now: a crash here is a broken submission, not a test failure
     except _Broken:
         pass  # reported on every call
-    channel.send(["hello", 0, {"pid": os.getpid(), "uid": os.getuid()}])
+    channel.send(["hello", 0, {"pid": os.getpid(), "uid": os.getuid(), "stand_ins": worker.stand_ins}])
     worker.loop()

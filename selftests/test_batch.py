@@ -8,6 +8,7 @@ from __future__ import annotations
 import csv
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -79,7 +80,10 @@ def make_submissions(folder: Path) -> dict[str, str]:
         return checkout(folder / name, code)
 
     sub("alice_reference", "correct")
-    sub("zoe_reference_too", "correct")
+    kinds["zoe_cs336_reference"] = "correct, a CS336-layout repository"
+    from selftests.test_layouts import build as build_layout
+
+    zip_folder(build_layout("cs336", folder / "zoe_cs336_reference"), folder / "zoe_cs336_reference.zip", prefix="repo/")
     zip_folder(sub("carol_zipped_reference", "correct, zipped in a folder"), folder / "carol_zipped_reference.zip",
                prefix="bpe-assignment-main/")
     sub("bob_stubs", "stubs", code="student")
@@ -230,3 +234,38 @@ def test_safe_extract_rejects_escapes_links_and_oversize(tmp_path):
         with pytest.raises(Rejected):
             safe_extract(tmp_path / name, tmp_path / f"out_{name}", max_bytes=1000)
         assert not (tmp_path / f"out_{name}").exists()
+
+
+def test_odd_and_colliding_names_get_safe_distinct_ones(tmp_path):
+    from grader.batch import discover
+
+    for name in ("alice", "Alice", "José Ruiz (2)", "-rf", "a" * 200, "bob"):
+        (tmp_path / name).mkdir()
+    for name in ("alice.zip", "bob.ZIP", "___.zip", "x y.zip"):
+        with zipfile.ZipFile(tmp_path / name, "w") as zf:
+            zf.writestr("adapters.py", "")
+    (tmp_path / "link").symlink_to(tmp_path / "bob")
+    subs, notes = discover(tmp_path)
+    names = [s.student for s in subs]
+    assert len(names) == 10 and len({n.lower() for n in names}) == 10, names
+    assert all(re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._@+-]{0,78}[A-Za-z0-9])?", n) for n in names), names
+    by_source = {s.source.name: s.student for s in subs}
+    assert by_source["José Ruiz (2)"] == "Jos_Ruiz_2" and by_source["-rf"] == "rf" and by_source["bob"] == "bob"
+    assert by_source["x y.zip"] == "x_y" and by_source["___.zip"] == "submission"
+    assert {by_source["Alice"], by_source["alice"], by_source["alice.zip"]} == {"Alice", "alice-2", "alice-3"}
+    assert any("'link': a symbolic link, ignored" in n for n in notes)
+    assert any("graded as Jos_Ruiz_2" in n for n in notes)
+
+
+def test_folders_are_copied_without_following_links_out(tmp_path):
+    from grader.batch import copy_folder
+
+    src = tmp_path / "src"
+    (src / "student").mkdir(parents=True)
+    (src / "adapters.py").write_text("")
+    (src / "student" / "ok.py").write_text("x = 1\n")
+    (src / "reference").symlink_to(ROOT / "reference", target_is_directory=True)
+    os.link(ROOT / "reference" / "__init__.py", src / "student" / "__init__.py")
+    left_out = copy_folder(src, tmp_path / "dest")
+    assert sorted(p.name for p in (tmp_path / "dest").rglob("*")) == ["adapters.py", "ok.py", "student"]
+    assert len(left_out) == 2

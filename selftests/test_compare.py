@@ -97,6 +97,7 @@ def test_compare_on_a_mutant_shows_divergence_and_diagnosis(tmp_path):
     assert all(re.search(r"(passed|failed)\s+passed\s+[\d.]+\s+[\d.]+\s+[\d.]+x", ln) for ln in rows), out
     assert any(" failed " in ln for ln in rows) and any(ln.split()[2] == "passed" for ln in rows if "pair_counts" in ln)
     assert "first divergence of each failing test:" in out and "differs" in out.split("first divergence")[1]
+    assert "submission layout: stubs layout (adapters.py, package student/)" in out, out[:2000]
     page = (tmp_path / "cmp.html").read_text()
     for ln in rows[:3]:
         assert ln.split()[0].split("::")[1][:30] in page

@@ -290,3 +290,19 @@ def test_run_autograder_accepts_bare_modules_and_scores_missing_ones_zero(bundle
     results = run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/public/test_warmup.py")
     assert results["score"] == pytest.approx(10.0), results["output"]
     assert any(t["status"] == "failed" and "not implemented" in t["output"] for t in results["tests"])
+
+
+@pytest.mark.parametrize("shape", ["student folder", "bare module"])
+def test_run_autograder_never_follows_links_out_of_the_upload(bundle, tmp_path, shape):
+    # an upload whose student code is a link into the autograder's own reference solution
+    root = fake_autograder(bundle, tmp_path / "autograder")
+    if shape == "student folder":
+        shutil.copyfile(ROOT / "adapters.py", root / "submission" / "adapters.py")
+        (root / "submission" / "student").symlink_to(root / "source" / "reference", target_is_directory=True)
+    else:
+        (root / "submission" / "primitives.py").symlink_to(root / "source" / "reference" / "primitives.py")
+    policy = tmp_path / "small.yaml"
+    policy.write_text(SMALL_POLICY)
+    results = run_autograder(root, policy, "--tests tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte "
+                                           "tests/public/test_primitives.py::test_pair_counts_keep_the_order_inside_a_pair")
+    assert results["tests"] and results["score"] == 0, results["output"]

@@ -164,7 +164,7 @@ def test_wrong_types_fail_with_what_came_back(make):
 
 
 def test_broken_import_is_reported_on_every_call(make):
-    impl = make("import does_not_exist\n")
+    impl = make("from student import does_not_exist\n")
     for _ in range(2):
         with pytest.raises(BrokenImplementation, match="does_not_exist"):
             impl.run_merge([1], (1, 2), 3)

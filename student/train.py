@@ -96,7 +96,8 @@ def train_bpe(
             * ``vocab_size < 256 + number of distinct special tokens``; the message shows
               the ``vocab_size`` given (e.g. ``"vocab_size=200 is too small: ..."``). This
               is checked first, before the file is touched;
-            * the file does not exist;
+            * the file does not exist (``FileNotFoundError``, as ``open`` raises it, is
+              accepted too: it is a subclass of ``OSError``, not of ``ValueError``);
             * the path is a directory;
             * the file is not valid UTF-8;
             * a special token is the empty string (as in ``split_on_special_tokens``).

@@ -1,0 +1,228 @@
+"""A submission folder as the grader sees it: its layout, and a safe copy of it.
+
+Layouts (:func:`detect_layout`):
+
+* ``stubs``: ``adapters.py`` and the ``student/`` package, as handed out;
+* ``own package``: ``adapters.py`` edited to call the student's own package(s);
+* ``adapters only``: ``adapters.py`` and nothing else importable;
+* ``CS336``: no top-level ``adapters.py`` but ``tests/adapters.py`` beside a package such as
+  ``cs336_basics/`` (Stanford CS336's assignment repositories); adapters it lacks count as
+  not implemented.
+
+:func:`scan` walks a submission without following any link and :func:`copy_submission`
+copies what it found: bounded in total size and file count (one clear error beyond),
+folders nested too deep and oversized files left out; version-control folders,
+caches and virtual environments left out; a symbolic link kept (as a link) only when it
+resolves inside the submission; a file hard-linked to something outside the submission
+left out (a hard link to the harness would otherwise carry the reference in); everything
+else copied by content into files of its own. What was left out is named in ``notes``.
+"""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from dataclasses import dataclass, field
+from pathlib import Path
+
+MAX_BYTES = 100_000_000  # total size of what is copied
+MAX_FILES = 5_000  # files and folders copied
+MAX_DEPTH = 32  # folders inside folders; deeper ones are left out, with a note
+MAX_FILE_BYTES = 16_000_000  # bigger files (data sets, checkpoints) are left out, with a note
+NOTES_SHOWN = 5  # notes named one by one; the rest are counted
+SKIP_DIRS = frozenset({
+    ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
+    ".ruff_cache", ".ipynb_checkpoints", "node_modules", "__MACOSX", ".eggs", ".idea", ".vscode", "wandb",
+})
+
+
+class SubmissionError(Exception):
+    """The submission cannot be copied at all (too big, too many files); the message says why."""
+
+
+@dataclass(frozen=True)
+class Layout:
+    """Where a submission's ``adapters.py`` is and what it looks like."""
+
+    kind: str  # "stubs", "own package", "adapters only", "CS336"
+    adapters: str  # path of the adapters file, relative to the submission ("tests/adapters.py")
+    packages: tuple[str, ...] = ()  # top-level packages beside it
+
+    def describe(self) -> str:
+        """``CS336 layout (tests/adapters.py, package cs336_basics/)`` and the like."""
+        if not self.packages:
+            return f"{self.kind} layout ({self.adapters})"
+        noun = "package" if len(self.packages) == 1 else "packages"
+        return f"{self.kind} layout ({self.adapters}, {noun} {', '.join(p + '/' for p in self.packages)})"
+
+
+def _packages(root: Path) -> tuple[str, ...]:
+    names = []
+    try:
+        entries = sorted(os.scandir(root), key=lambda e: e.name)
+    except OSError:
+        return ()
+    for entry in entries:
+        if entry.name in SKIP_DIRS or entry.name.startswith(".") or entry.name == "tests":
+            continue
+        if entry.is_dir(follow_symlinks=False) and (
+            os.path.isfile(os.path.join(entry.path, "__init__.py"))
+            or any(n.endswith(".py") for n in os.listdir(entry.path))
+        ):
+            names.append(entry.name)
+    return tuple(names)
+
+
+def detect_layout(root: Path | str) -> Layout | None:
+    """The layout of the submission in ``root``; None when it has no adapters file at all
+    (neither ``adapters.py`` nor ``tests/adapters.py``). Links are not followed."""
+    root = Path(root)
+    packages = _packages(root)
+    if (root / "adapters.py").is_file() and not (root / "adapters.py").is_symlink():
+        if "student" in packages:
+            return Layout("stubs", "adapters.py", packages)
+        return Layout("own package" if packages else "adapters only", "adapters.py", packages)
+    tests = root / "tests"
+    if tests.is_dir() and not tests.is_symlink() and (tests / "adapters.py").is_file() and not (tests / "adapters.py").is_symlink():
+        return Layout("CS336", "tests/adapters.py", packages)
+    return None
+
+
+@dataclass
+class Scan:
+    """What :func:`copy_submission` will copy, and what it leaves out (``notes``)."""
+
+    root: Path
+    dirs: list[str] = field(default_factory=list)  # relative paths, parents first
+    files: list[tuple[str, int]] = field(default_factory=list)  # (relative path, size)
+    links: list[tuple[str, str]] = field(default_factory=list)  # (relative path, relative target)
+    left_out: list[str] = field(default_factory=list)
+
+    @property
+    def notes(self) -> list[str]:
+        """The files left out, a few by name and the rest counted."""
+        shown = self.left_out[:NOTES_SHOWN]
+        more = len(self.left_out) - len(shown)
+        return shown + ([f"and {more} more left out"] if more else [])
+
+
+def _is_venv(path: str) -> bool:
+    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
+
+
+def scan(root: Path | str, only: tuple[str, ...] | None = None) -> Scan:
+    """Walk ``root`` (iteratively, never following a link); ``only`` limits the walk to
+    these top-level names. Raises :class:`SubmissionError` for a tree over the limits."""
+    root = Path(os.path.realpath(root))
+    out = Scan(root)
+    total = 0
+    inodes: dict[tuple[int, int], list[tuple[str, int, int]]] = {}  # hard-linked files seen
+    stack: list[tuple[str, int]] = [("", 0)]
+    while stack:
+        rel, depth = stack.pop()
+        folder = os.path.join(root, rel) if rel else str(root)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except OSError as err:
+            out.left_out.append(f"{rel or '.'}: unreadable ({err.strerror})")
+            continue
+        subdirs = []
+        for entry in entries:
+            name = entry.name
+            path = f"{rel}/{name}" if rel else name
+            if only is not None and not rel and name not in only:
+                continue
+            try:
+                st = entry.stat(follow_symlinks=False)
+            except OSError as err:
+                out.left_out.append(f"{path}: unreadable ({err.strerror})")
+                continue
+            if stat.S_ISLNK(st.st_mode):
+                target = os.path.realpath(entry.path)
+                if not (target + os.sep).startswith(str(root) + os.sep) or target == str(root):
+                    out.left_out.append(f"{path}: a symbolic link to outside the submission, left out")
+                elif not os.path.exists(target):
+                    out.left_out.append(f"{path}: a symbolic link to nothing, left out")
+                else:
+                    out.links.append((path, os.path.relpath(target, os.path.realpath(folder))))
+            elif stat.S_ISDIR(st.st_mode):
+                if name in SKIP_DIRS or name.endswith(".egg-info") or _is_venv(entry.path):
+                    continue
+                if depth + 1 > MAX_DEPTH:
+                    out.left_out.append(f"{path[:200]}: folders nested more than {MAX_DEPTH} deep, left out")
+                    continue
+                subdirs.append(path)
+            elif stat.S_ISREG(st.st_mode):
+                if st.st_size > MAX_FILE_BYTES:
+                    out.left_out.append(f"{path}: {st.st_size:,} bytes, more than {MAX_FILE_BYTES:,}, left out")
+                    continue
+                if st.st_nlink > 1:
+                    inodes.setdefault((st.st_dev, st.st_ino), []).append((path, st.st_nlink, st.st_size))
+                    continue
+                total += st.st_size
+                out.files.append((path, st.st_size))
+            else:
+                out.left_out.append(f"{path}: not a regular file, left out")
+            if len(out.files) + len(out.dirs) + len(subdirs) > MAX_FILES or total > MAX_BYTES:
+                raise SubmissionError(
+                    f"the submission holds more than {MAX_FILES} files and folders or {MAX_BYTES // 1_000_000} MB "
+                    "(after leaving out .git, caches and virtual environments); nothing of it could be graded"
+                )
+        out.dirs += subdirs
+        stack += [(d, depth + 1) for d in reversed(subdirs)]
+    for links in inodes.values():
+        _, nlink, size = links[0]
+        if len(links) < nlink:  # another name of this file lives outside the submission
+            out.left_out += [f"{p}: a hard link to a file outside the submission, left out" for p, _, _ in links]
+            continue
+        for path, _, _ in links:
+            total += size
+            out.files.append((path, size))
+    if len(out.files) + len(out.dirs) > MAX_FILES or total > MAX_BYTES:
+        raise SubmissionError(f"the submission holds more than {MAX_FILES} files and folders or {MAX_BYTES // 1_000_000} MB")
+    out.files.sort()
+    return out
+
+
+def copy_submission(src: Path | str, dest: Path | str, only: tuple[str, ...] | None = None,
+                    found: Scan | None = None) -> Scan:
+    """Copy the submission in ``src`` to ``dest`` (created) as :func:`scan` finds it: plain
+    folders (0755) and files (0644) of their own, links kept only inside. Returns the scan,
+    whose ``notes`` name what was left out. A file that changes into a link meanwhile is
+    not followed (``O_NOFOLLOW``)."""
+    found = found or scan(src, only)
+    dest = Path(dest)
+    dest.mkdir(mode=0o755, parents=True, exist_ok=True)
+    for rel in found.dirs:
+        try:
+            (dest / rel).mkdir(mode=0o755, exist_ok=True)
+        except OSError as err:  # a path too long for the sandbox, say
+            found.left_out.append(f"{rel[:200]}: could not be copied ({err.strerror}), left out")
+    for rel, _ in found.files:
+        try:
+            _copy_file(found.root / rel, dest / rel)
+        except OSError as err:
+            found.left_out.append(f"{rel[:200]}: could not be copied ({err.strerror}), left out")
+    for rel, target in found.links:
+        try:
+            os.symlink(target, dest / rel)
+        except OSError as err:
+            found.left_out.append(f"{rel[:200]}: could not be copied ({err.strerror}), left out")
+    return found
+
+
+def _copy_file(src: Path, dest: Path) -> None:
+    """Copy one regular file by content, never through a link (it may have become one since the scan)."""
+    fd = os.open(src, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    with os.fdopen(fd, "rb") as f_in:
+        if not stat.S_ISREG(os.fstat(f_in.fileno()).st_mode):
+            raise OSError(0, "not a regular file")
+        with open(dest, "wb") as f_out:
+            shutil.copyfileobj(f_in, f_out, 1 << 20)
+    os.chmod(dest, 0o644)
+
+
+# What the grading session learnt about the submission it loaded (read by the grading plugin
+# for the report): "layout", "left_out" (notes of the copy), "stand_ins" (missing packages).
+LOADED: dict[str, object] = {}

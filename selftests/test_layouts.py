@@ -1,0 +1,373 @@
+"""Submissions laid out in different ways are graded alike (issue 11).
+
+The same correct code (the reference solution copied under another name at test time) is
+laid out three ways: the stubs' layout (``adapters.py`` + ``student/``), its own package with
+``adapters.py`` edited, and a CS336-layout repository (``tests/adapters.py`` over
+``cs336_basics/``, importing ``torch`` and ``jaxtyping``, which are not installed here). Each
+is graded by ``python -m grader grade``, isolated and in-process: full marks every time (one
+full grade, the rest on a selection touching every adapter). A buggy CS336 submission loses
+points only in the group its bug touches. Issue 18's link attacks (``student`` linked to the
+harness's reference, hard links to its files, a link to the folder holding the checkout)
+score 0 or leak nothing. No grading leaves anything in its (private) temporary folder. All
+gradings run at once, a few in parallel, in one module fixture.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader.impl import ROOT, Implementation, LocalBackend
+
+FIXTURES = Path(__file__).resolve().parent / "layouts"
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux", reason="isolated grading needs Linux"),
+    pytest.mark.timeout(900),  # the first test waits for every grading of the module
+]
+SELECTION = [  # at least one test of every adapter and every group but speed
+    "tests/public/test_warmup.py::test_character_round_trip",
+    "tests/public/test_warmup.py::test_byte_round_trip",
+    "tests/public/test_warmup.py::test_word_tokenizers_do_not_share_a_vocabulary",
+    "tests/public/test_warmup.py::test_compression_ratio_is_a_number",
+    "tests/public/test_primitives.py::test_primitives_compose_into_bpe_on_aaabdaaabac",
+    "tests/public/test_pretokenize.py::test_pretokenize_hand_worked_examples",
+    "tests/public/test_special_tokens.py::test_split_on_special_tokens_hand_worked",
+    "tests/public/test_train_bpe.py::test_hand_worked_merges",
+    "tests/public/test_train_bpe.py::test_missing_file_is_a_value_error_or_file_not_found_naming_it",
+    "tests/public/test_tokenizer_files.py::test_loading_saved_files_gives_the_same_ids",
+    "tests/public/test_encode_iterable.py::test_encode_iterable_is_independent_of_chunk_boundaries",
+]
+LAYOUT_LINE = {
+    "stubs": "layout: stubs layout (adapters.py, package student/)",
+    "own": "layout: own package layout (adapters.py, package mycode/)",
+    "cs336": "layout: CS336 layout (tests/adapters.py, package cs336_basics/)",
+    "cs336_buggy": "layout: CS336 layout (tests/adapters.py, package cs336_basics/)",
+}
+BUG = '''
+
+_correct_train_bpe = train_bpe
+
+
+def train_bpe(input_path, vocab_size, special_tokens):
+    """Wrong on purpose (a selftest fixture): stops one merge early."""
+    return _correct_train_bpe(input_path, vocab_size - 1, special_tokens)
+'''
+
+
+def reference_as(dest: Path) -> None:
+    """The reference solution's modules copied into the package folder ``dest``, keeping
+    the files ``dest`` already has."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for module in (ROOT / "reference").glob("*.py"):
+        if not (dest / module.name).exists():
+            shutil.copyfile(module, dest / module.name)
+
+
+def build(layout: str, dest: Path) -> Path:
+    """The correct code laid out as ``layout`` (``cs336_buggy``: with a bug in training)."""
+    if layout == "stubs":
+        dest.mkdir(parents=True)
+        shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")
+        shutil.copytree(ROOT / "reference", dest / "student", ignore=shutil.ignore_patterns("__pycache__"))
+    elif layout == "own":
+        shutil.copytree(FIXTURES / "own", dest)
+        reference_as(dest / "mycode")
+    else:
+        shutil.copytree(FIXTURES / "cs336", dest)
+        reference_as(dest / "cs336_basics")
+        with open(dest / "cs336_basics" / "__init__.py", "a") as f:
+            f.write("\nfrom . import nn_utils  # another part of the course, imported at import time\n")
+        if layout == "cs336_buggy":
+            with open(dest / "cs336_basics" / "train.py", "a") as f:
+                f.write(BUG)
+    return dest
+
+
+def grade(sub: Path, out: Path, *extra: str, tests: list[str] | None = SELECTION) -> dict:
+    """``python -m grader grade`` on ``sub`` with a private TMPDIR: return code, output,
+    results, group scores and what was left in the TMPDIR."""
+    private = out / "tmp"
+    private.mkdir(parents=True)
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "BPE_"))} | {"TMPDIR": str(private)}
+    results = out / "results.json"
+    cmd = [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results), *extra]
+    if tests:
+        cmd += ["--tests", *tests]
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    data = json.loads(results.read_text()) if results.is_file() else {}
+    groups: dict[str, list[float]] = {}
+    for test in data.get("tests", []):
+        got, most = groups.get(test["tags"][0], [0.0, 0.0])
+        groups[test["tags"][0]] = [got + test["score"], most + test["max_score"]]
+    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr[-3000:], "results": data,
+            "groups": groups, "seconds": time.monotonic() - started, "left": sorted(os.listdir(private))}
+
+
+def build_failing(dest: Path) -> Path:
+    build("own", dest)
+    (dest / "adapters.py").write_text("raise SystemExit('broken on purpose')\n")
+    return dest
+
+
+def build_stub_only(dest: Path) -> Path:
+    """The handout's adapters.py alone: no student/ package beside it."""
+    dest.mkdir(parents=True)
+    shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")
+    return dest
+
+
+def build_student_link(dest: Path) -> Path:
+    """Issue 18's attack: ``student`` is a symbolic link to the harness's reference solution."""
+    build_stub_only(dest)
+    (dest / "student").symlink_to(ROOT / "reference", target_is_directory=True)
+    return dest
+
+
+def build_hard_links(dest: Path) -> Path:
+    """Issue 18's attack: ``student/`` holds hard links to the reference solution's files."""
+    build_stub_only(dest)
+    (dest / "student").mkdir()
+    for module in (ROOT / "reference").glob("*.py"):
+        os.link(module, dest / "student" / module.name)
+    return dest
+
+
+LEAK = f"""
+
+def run_merge(ids, pair, new_id):
+    import os
+    here = os.path.dirname(os.path.abspath(__file__))
+    for rel in ("grading.yaml", "tests/hidden/test_train_bpe_hidden.py"):
+        try:
+            with open(os.path.join(here, "up", {ROOT.name!r}, rel)) as f:
+                raise ValueError("LEAKED " + f.read(3000))
+        except OSError:
+            pass
+    return _impl.merge(ids, pair, new_id)
+"""
+
+
+def build_checkout_link(dest: Path) -> Path:
+    """Issue 18's attack: a link to the folder holding the harness checkout, read by run_merge
+    and shown in feedback if it were followed. Otherwise honest code."""
+    build("stubs", dest)
+    (dest / "up").symlink_to(ROOT.parent, target_is_directory=True)
+    with open(dest / "adapters.py", "a") as f:
+        f.write(LEAK)
+    return dest
+
+
+def build_inside_link(dest: Path) -> Path:
+    """An honest submission whose ``student`` is a link to its own ``src/student``: kept."""
+    build("stubs", dest)
+    (dest / "src").mkdir()
+    (dest / "student").rename(dest / "src" / "student")
+    (dest / "student").symlink_to("src/student", target_is_directory=True)
+    return dest
+
+
+# (layout, isolated, whole suite): correct code, or a broken submission graded for leftovers
+CASES = [
+    ("stubs", True, False), ("stubs", False, False), ("own", True, False), ("own", False, False),
+    ("cs336", True, True), ("cs336", False, False), ("cs336_buggy", True, False),
+    ("failing", True, False), ("stub_only", True, False),
+    ("student_link", True, False), ("hard_links", True, False), ("checkout_link", True, False), ("inside_link", True, False),
+]
+BUILD = {"failing": build_failing, "stub_only": build_stub_only, "student_link": build_student_link,
+         "hard_links": build_hard_links, "checkout_link": build_checkout_link, "inside_link": build_inside_link}
+ATTACK_TESTS = [
+    "tests/public/test_primitives.py::test_primitives_compose_into_bpe_on_aaabdaaabac",
+    "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte",
+]
+
+
+def case_id(case) -> str:
+    return f"{case[0]}-{'isolated' if case[1] else 'in-process'}{'-whole' if case[2] else ''}"
+
+
+@pytest.fixture(scope="module")
+def graded(tmp_path_factory) -> dict:
+    base = tmp_path_factory.mktemp("layouts")
+
+    def run(case):
+        layout, isolated, whole = case
+        name = case_id(case)
+        try:
+            sub = BUILD.get(layout, lambda d: build(layout, d))(base / name / "submission")
+        except OSError as err:  # e.g. no hard links across file systems
+            return {"skip": f"{name} could not be built here: {err}"}
+        tests = None if whole else (ATTACK_TESTS if layout in BUILD else SELECTION)
+        return grade(sub, base / name, *([] if isolated else ["--no-isolate"]), tests=tests)
+
+    whole = [c for c in CASES if c[2]]
+    done = {c: run(c) for c in whole}  # alone: its speed tests must not compete with other gradings
+    rest = [c for c in CASES if not c[2]]
+    with ThreadPoolExecutor(max_workers=3) as pool:
+        done.update(zip(rest, pool.map(run, rest)))
+    return done
+
+
+def given(graded: dict, case: tuple) -> dict:
+    out = graded[case]
+    if "skip" in out:
+        pytest.skip(out["skip"])
+    return out
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] in LAYOUT_LINE and c[0] != "cs336_buggy"], ids=case_id)
+def test_correct_code_gets_full_marks_in_every_layout(graded, case):
+    out = graded[case]
+    data = out["results"]
+    context = f"rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout'][-3000:]}\n{out['stderr']}"
+    assert out["rc"] == 0 and data.get("tests"), context
+    most = sum(t["max_score"] for t in data["tests"])
+    assert data["score"] == pytest.approx(most) and most > 0, context
+    if case[2]:
+        assert data["score"] == pytest.approx(100), context
+    assert LAYOUT_LINE[case[0]] in out["stdout"], context
+    if case[0].startswith("cs336"):
+        assert "not installed where grading runs: torch, jaxtyping" in out["stdout"], context
+
+
+def test_a_buggy_cs336_submission_loses_points_only_where_its_bug_is(graded):
+    out = graded[("cs336_buggy", True, False)]
+    context = f"{out['stdout'][-3000:]}\n{out['stderr']}"
+    for group, (got, most) in out["groups"].items():
+        if group == "train_bpe":
+            assert got < most, f"{group}: {got}/{most}\n{context}"
+        else:
+            assert got == pytest.approx(most), f"{group}: {got}/{most}\n{context}"
+    assert "train_bpe" in out["groups"], context
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_tracebacks_name_paths_relative_to_the_submission(tmp_path, isolate):
+    sub = build("cs336", tmp_path / "sub")
+    (sub / "cs336_basics" / "bpe_tokenizer.py").write_text(
+        "class BPETokenizer:\n    def __init__(self, vocab, merges, special_tokens=None):\n"
+        "        raise RuntimeError('broken on purpose')\n"
+    )
+    from grader.isolation import WorkerBackend
+
+    backend = WorkerBackend("student", sub) if isolate else LocalBackend("student", sub)
+    try:
+        impl = Implementation(backend)
+        with pytest.raises(RuntimeError) as err:
+            impl.get_tokenizer({0: b"a"}, [], None)
+        notes = "\n".join(getattr(err.value, "__notes__", []))
+        if isolate:
+            assert 'File "cs336_basics/bpe_tokenizer.py", line 3' in notes, notes
+            assert 'File "tests/adapters.py"' in notes, notes
+            assert "bpe-worker-" not in notes and str(tmp_path) not in notes, notes
+    finally:
+        if isolate:
+            backend.close()
+
+
+def test_an_adapters_file_that_does_not_import_names_itself_relative_to_the_submission(tmp_path):
+    sub = tmp_path / "sub"
+    (sub / "mycode").mkdir(parents=True)
+    (sub / "mycode" / "__init__.py").write_text("X = 1\n\n\nraise ValueError('at import')\n")
+    (sub / "adapters.py").write_text("import os\n\nimport mycode\n")
+    from grader.impl import BrokenImplementation
+    from grader.isolation import WorkerBackend
+
+    backend = WorkerBackend("student", sub)
+    try:
+        with pytest.raises(BrokenImplementation) as err:
+            Implementation(backend).run_merge([1], (1, 2), 3)
+    finally:
+        backend.close()
+    assert str(err.value) == "adapters.py could not be imported: ValueError: at import (mycode/__init__.py, line 4)"
+
+
+def test_a_cs336_adapters_file_lacking_adapters_counts_them_as_not_implemented(tmp_path):
+    sub = build("cs336", tmp_path / "sub")
+    text = (sub / "tests" / "adapters.py").read_text()
+    (sub / "tests" / "adapters.py").write_text(text.split("def get_character_tokenizer")[0] + (
+        "def get_tokenizer(vocab, merges, special_tokens=None):\n    return BPETokenizer(vocab, merges, special_tokens)\n"
+    ))
+    impl = Implementation(LocalBackend("student", sub))
+    with pytest.raises(NotImplementedError, match="adapters.run_merge is missing"):
+        impl.run_merge([1, 2], (1, 2), 3)
+    assert impl.get_tokenizer({i: bytes([i]) for i in range(256)}, [], None).encode("hi") == [104, 105]
+
+
+def test_code_that_uses_a_missing_package_fails_naming_it(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "adapters.py").write_text(
+        "import torch\nfrom jaxtyping import Int\n\n\ndef run_merge(ids: Int[torch.Tensor, 'n'], pair, new_id):\n"
+        "    return torch.tensor(ids).tolist()\n"
+    )
+    impl = Implementation(LocalBackend("student", sub))
+    with pytest.raises(ModuleNotFoundError, match="uses 'torch', which is neither in your submission nor installed"):
+        impl.run_merge([1, 2], (1, 2), 3)
+
+
+class _Raises:
+    """An implementation whose run_train_bpe raises ``error`` for a missing file."""
+
+    def __init__(self, error: type) -> None:
+        self.error = error
+
+    def run_train_bpe(self, path, vocab_size, specials):
+        if self.error is FileNotFoundError:
+            open(path, "rb")  # as Python itself says it: "[Errno 2] No such file or directory: '...'"
+        raise self.error(f"training file not found: {path}")
+
+
+@pytest.mark.parametrize("error, accepted", [(ValueError, True), (FileNotFoundError, True), (RuntimeError, False)])
+def test_a_missing_training_file_may_raise_value_error_or_file_not_found(tmp_path, error, accepted):
+    from tests.public.test_train_bpe import test_missing_file_is_a_value_error_or_file_not_found_naming_it as check
+
+    if accepted:
+        check(_Raises(error), tmp_path)
+    else:
+        with pytest.raises(RuntimeError):
+            check(_Raises(error), tmp_path)
+
+
+@pytest.mark.parametrize("case", CASES, ids=case_id)
+def test_grading_leaves_nothing_in_its_temporary_folder(graded, case):
+    out = given(graded, case)
+    assert out["rc"] == 0 and out["results"].get("tests"), out
+    assert out["left"] == [], f"left behind in TMPDIR: {out['left'][:10]}"
+
+
+@pytest.mark.parametrize("layout", ["failing", "stub_only", "student_link", "hard_links"])
+def test_a_broken_empty_or_linked_submission_scores_zero(graded, layout):
+    out = given(graded, (layout, True, False))
+    assert out["results"]["tests"] and out["results"]["score"] == 0, out["stdout"]
+
+
+@pytest.mark.parametrize("layout, note", [
+    ("student_link", "student: a symbolic link to outside the submission, left out"),
+    ("hard_links", "student/tokenizer.py: a hard link to a file outside the submission, left out"),
+    ("checkout_link", "up: a symbolic link to outside the submission, left out"),
+])
+def test_what_the_copy_left_out_is_said_in_the_output(graded, layout, note):
+    out = given(graded, (layout, True, False))
+    assert "left out of the copy graded: " in out["stdout"] and note in out["stdout"], out["stdout"]
+
+
+def test_a_link_to_the_checkout_folder_leaks_nothing_and_costs_honest_code_nothing(graded):
+    out = given(graded, ("checkout_link", True, False))
+    text = json.dumps(out["results"])
+    assert "LEAKED" not in text and "hidden_visibility" not in text, text[:3000]
+    assert out["results"]["score"] == pytest.approx(sum(t["max_score"] for t in out["results"]["tests"]))
+
+
+def test_a_link_inside_the_submission_is_kept(graded):
+    out = given(graded, ("inside_link", True, False))
+    assert out["results"]["score"] == pytest.approx(sum(t["max_score"] for t in out["results"]["tests"])), out["stdout"]
+    assert "left out" not in out["stdout"]
