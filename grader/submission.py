@@ -113,7 +113,9 @@ def _is_venv(path: str) -> bool:
 
 def scan(root: Path | str, only: tuple[str, ...] | None = None) -> Scan:
     """Walk ``root`` (iteratively, never following a link); ``only`` limits the walk to
-    these top-level names. Raises :class:`SubmissionError` for a tree over the limits."""
+    these top-level names (the harness's own checkout: its files may have hard links
+    elsewhere, made by anyone, and are copied all the same). Raises
+    :class:`SubmissionError` for a tree over the limits."""
     root = Path(os.path.realpath(root))
     out = Scan(root)
     total = 0
@@ -157,7 +159,7 @@ def scan(root: Path | str, only: tuple[str, ...] | None = None) -> Scan:
                 if st.st_size > MAX_FILE_BYTES:
                     out.left_out.append(f"{path}: {st.st_size:,} bytes, more than {MAX_FILE_BYTES:,}, left out")
                     continue
-                if st.st_nlink > 1:
+                if st.st_nlink > 1 and only is None:
                     inodes.setdefault((st.st_dev, st.st_ino), []).append((path, st.st_nlink, st.st_size))
                     continue
                 total += st.st_size

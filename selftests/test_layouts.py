@@ -206,7 +206,11 @@ def graded(tmp_path_factory) -> dict:
         except OSError as err:  # e.g. no hard links across file systems
             return {"skip": f"{name} could not be built here: {err}"}
         tests = None if whole else (ATTACK_TESTS if layout in BUILD else SELECTION)
-        return grade(sub, base / name, *([] if isolated else ["--no-isolate"]), tests=tests)
+        try:
+            return grade(sub, base / name, *([] if isolated else ["--no-isolate"]), tests=tests)
+        finally:
+            if layout == "hard_links":  # its links raise the link count of this checkout's files
+                shutil.rmtree(sub, ignore_errors=True)
 
     whole = [c for c in CASES if c[2]]
     done = {c: run(c) for c in whole}  # alone: its speed tests must not compete with other gradings
@@ -371,3 +375,31 @@ def test_a_link_inside_the_submission_is_kept(graded):
     out = given(graded, ("inside_link", True, False))
     assert out["results"]["score"] == pytest.approx(sum(t["max_score"] for t in out["results"]["tests"])), out["stdout"]
     assert "left out" not in out["stdout"]
+
+
+def test_an_adapters_only_submission_loads_and_runs_isolated(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "adapters.py").write_text(
+        "def run_merge(ids, pair, new_id):\n"
+        "    out, i = [], 0\n"
+        "    while i < len(ids):\n"
+        "        if tuple(ids[i:i + 2]) == tuple(pair):\n"
+        "            out.append(new_id)\n"
+        "            i += 2\n"
+        "        else:\n"
+        "            out.append(ids[i])\n"
+        "            i += 1\n"
+        "    return out\n"
+    )
+    from grader.isolation import WorkerBackend
+
+    backend = WorkerBackend("student", sub)
+    try:
+        impl = Implementation(backend)
+        assert impl.run_merge([1, 2, 1, 2, 3], (1, 2), 9) == [9, 9, 3]
+        with pytest.raises(NotImplementedError, match="adapters.run_pretokenize is missing"):
+            impl.run_pretokenize("x")
+    finally:
+        backend.close()
+    assert backend.layout.kind == "adapters only"

@@ -129,3 +129,11 @@ def test_notes_name_a_few_and_count_the_rest(tmp_path):
     for i in range(S.NOTES_SHOWN + 3):
         (src / f"l{i}").symlink_to("/etc/passwd")
     assert S.scan(src).notes[-1] == "and 3 more left out"
+
+
+def test_the_harness_own_files_are_copied_whatever_links_to_them(tmp_path):
+    # a submission (or anyone) hard-linking the reference must not take it from the reference's own worker
+    src = tree(tmp_path / "harness", {"adapters.py": "A", "reference/tokenizer.py": "solution"})
+    os.link(src / "reference" / "tokenizer.py", tmp_path / "a_link_elsewhere.py")
+    S.copy_submission(src, tmp_path / "dest", only=("reference", "adapters.py"))
+    assert (tmp_path / "dest" / "reference" / "tokenizer.py").read_text() == "solution"
