@@ -705,21 +705,21 @@ class WorkerBackend:
     def copy_code(self, dest: Path) -> None:
         """Copy the submission (or this checkout's adapters.py and package) into ``dest``,
         links and hard links handled as :mod:`grader.submission` says. A submission too big
-        or too deep to copy is broken, once and for all (not re-walked for every test)."""
+        to copy is broken, once and for all (not re-walked for every test)."""
         if self._copy_error is None:
             try:
                 found = S.copy_submission(self.source_root, dest, self._only)
             except S.SubmissionError as err:
                 self._copy_error = str(err)
             else:
-                if self.label != "reference":
+                if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
                     S.LOADED["left_out"] = found.notes
                 return
         raise BrokenImplementation(self._copy_error)
 
     def note_loaded(self, hello: dict) -> None:
         """Remember what the worker said on loading adapters.py (stand-ins for missing packages)."""
-        if self.label != "reference":
+        if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
             S.LOADED["layout"] = self.layout.describe()
             missing = hello.get("stand_ins")
             if type(missing) is list:
