@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ROOT, gpt2_cache, redact, use_shared_tiktoken_cache
+from . import ROOT, gpt2_cache, leftovers, redact, use_shared_tiktoken_cache
 from .config import ConfigError, load_config
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
@@ -170,8 +170,12 @@ def grade(req: GradeRequest) -> int:
         report_path = Path(tmp) / "report.json"
         cmd = pytest_command(req, config.path.resolve(), report_path, seed)
         cmd += ["--basetemp", str(Path(tmp) / "pytest")]  # the tests' files go with the rest
+        env[leftovers.STATE_ENV] = tmp
         with open(log_path, "w", encoding="utf-8") as log:
-            code = run_tests(cmd, env, log, req)
+            try:
+                code = run_tests(cmd, env, log, req)
+            finally:  # whatever the test run left running or on disk, if it died without cleaning up
+                leftovers.sweep(Path(tmp))
         try:
             report = json.loads(report_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):

@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import Any
 
-from . import proctree, uids
+from . import leftovers, proctree, uids
 from . import submission as S
 from . import values as V
 from .config import FORBIDDEN_MODULES
@@ -251,6 +251,7 @@ class _Process:
             self.lease = uids.allocate()  # unique on the machine while this worker lives
             self.uid = self.gid = self.lease.uid
         self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
+        leftovers.record(sandbox=str(self.sandbox))
         self.proc: subprocess.Popen | None = None
         self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
         try:
@@ -336,6 +337,7 @@ class _Process:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
         self.pid = self.proc.pid
+        leftovers.record(pid=self.pid, uid=self.uid)
         # the configuration names the folders to hide: sent on the pipe, never in the argv
         # that every process can read from /proc/<pid>/cmdline
         _write_all(self.req_w, (json.dumps(config) + "\n").encode("utf-8"))

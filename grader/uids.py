@@ -91,6 +91,20 @@ class UidLease:
         self.release()
 
 
+def claim(uid: int, lock_dir: Path = LOCK_DIR) -> UidLease | None:
+    """Lock the given id if no one holds it (to clean up after a dead grading); else None."""
+    try:
+        fd = os.open(_lock_dir(lock_dir) / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+    except OSError:
+        return None
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except BlockingIOError:
+        os.close(fd)
+        return None
+    return UidLease(uid, fd)
+
+
 def allocate(lock_dir: Path = LOCK_DIR, base: int = UID_BASE, count: int = UID_COUNT) -> UidLease:
     """The lowest free dedicated user id, locked for the caller (root only)."""
     folder = _lock_dir(lock_dir)

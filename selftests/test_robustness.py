@@ -11,8 +11,10 @@ from __future__ import annotations
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -140,6 +142,7 @@ HIDDEN_MERGES = "tests/hidden/test_primitives_hidden.py::test_merge_leaves_rando
 # name -> (attack, tests, call_timeout, max_time)
 GRADINGS = {
     "stopped": ("hang_after_some_tests", [*PAIRS, HANGING], 600, 30),
+    "crashed": ("hang_after_some_tests", [*PAIRS, HANGING], 600, 120),  # its test process is killed
     "victim": ("honest", PAIR_AND_MERGE, 10, 120),
     "restarts": ("restart_every_call", PAIR_AND_MERGE, 10, 120),
     "streams": ("misbehaving_streams", STREAM_TESTS, 3, 120),
@@ -159,6 +162,8 @@ def graded(tmp_path_factory):
 
     def run(key):
         attack, tests, call_timeout, max_time = GRADINGS[key]
+        if key == "crashed":
+            threading.Thread(target=kill_test_process_when_hanging, args=(base / key,), daemon=True).start()
         try:
             return grade(attack, base / key, tests, call_timeout=call_timeout, max_time=max_time)
         except AssertionError as err:
@@ -171,6 +176,20 @@ def graded(tmp_path_factory):
             time.sleep(0.2)
         others = {key: pool.submit(run, key) for key in GRADINGS if key != "stopped"}
         return {"stopped": stopped.result(), **{key: f.result() for key, f in others.items()}}
+
+
+def kill_test_process_when_hanging(base: Path, limit: float = 120) -> None:
+    """SIGKILL the pytest process of the grading under ``base`` once it hangs (as a crash
+    would end it: no clean-up of its own)."""
+    until = time.monotonic() + limit
+    while time.monotonic() < until and journaled(base) < CASES_BEFORE_HANG:
+        time.sleep(0.2)
+    for pid in processes_using(base / "tmp"):
+        try:
+            if b"grader.grading_plugin" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
 
 
 def journaled(base: Path) -> int:
@@ -198,6 +217,13 @@ def test_a_run_stopped_by_max_time_keeps_the_points_already_graded(graded):
     graded_cases = cases(out)
     assert graded_cases[HANGING]["outcome"] == "not run", out["context"]
     assert sum(t["outcome"] == "passed" for t in graded_cases.values()) == CASES_BEFORE_HANG
+
+
+def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(graded):
+    out = outcome(graded, "crashed")  # nothing left in TMPDIR nor running: checked by grade()
+    assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
+    assert "the test run stopped early" in out["results"]["output"], out["context"]
+    assert cases(out)[HANGING]["outcome"] == "not run", out["context"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
