@@ -2,9 +2,9 @@
 
 Loaded only by the grade command (``-p grader.grading_plugin``). It checks that
 ``grading.yaml``'s selections match the collected tests before any test runs, gives each
-test its timeout, and writes every test's outcome to ``--grading-report`` as JSON: the whole report after collection and at the
-end, and each finished test's entry in between to its journal (:mod:`grader.journal`), so
-that a run stopped early keeps what was graded. SIGTERM (what ``grade`` sends at
+test its timeout, and writes every test's outcome to ``--grading-report`` as JSON: the
+whole report after collection and at the end, and each finished test's entry in between to
+its journal (:mod:`grader.journal`), so that a run stopped early keeps what was graded. SIGTERM (what ``grade`` sends at
 ``--max-time``) stops every worker, removes their sandboxes and ends the run at once.
 """
 
