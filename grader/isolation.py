@@ -17,8 +17,8 @@ What the worker cannot do, and how:
 * crash the grader: a worker that dies (segfault, ``os._exit``, killed for memory) fails the
   test in progress with the signal or status; a tokenizer it held is made again (same
   adapter, same arguments) in a fresh worker when next used, so one failing or non-lazy call
-  fails only its own test (at most ``REMAKE_LIMIT`` times per tokenizer, then its calls fail
-  saying it died with its worker).
+  fails only its own test (if making it again fails, its calls fail saying it died with its
+  worker).
 * forge results: its stdout/stderr go to a pipe drained here with a cap (the protocol has its
   own descriptors), it never learns the results path, and when the grader runs as root the
   worker runs as an unprivileged, per-worker user id, ``chroot``-ed into a root directory of
@@ -74,7 +74,6 @@ MESSAGE_CHARS = 4000  # characters of a submission's exception message (and trac
 REF_MIN = 2000  # lists/dicts at least this long are sent once per worker and then referenced
 REF_SLOTS = 32  # at most this many of them are kept by a worker
 ARG_CACHE = 16  # serialized large arguments kept here, by object identity
-REMAKE_LIMIT = 3  # times a tokenizer is made again in a fresh worker after its worker died
 
 # which positional arguments are file paths: "in" (copied into the sandbox) or "out"
 # (a sandbox path, copied back after the call)
@@ -640,8 +639,7 @@ class WorkerBackend:
         self._handles: dict[int, tuple[int, int]] = {}  # our handle -> (generation, worker's)
         self._recipes: dict[int, tuple[str, tuple]] = {}  # our handle -> (adapter, args) that made it
         self._handle_counter = 0
-        self._remade: dict[int, int] = {}  # our handle -> times it was made again after its worker died
-        self._restarted: set[int] = set()  # generations stopped by restart(), not by a failure
+        self._unmakeable: set[int] = set()  # handles whose making again in a fresh worker failed
         self._rid = 0
         self._stream: Stream | None = None
         self._mark = 0
@@ -771,13 +769,12 @@ class WorkerBackend:
         return proctree.frozen(proc.pid, proc.uid)
 
     def restart(self) -> None:
-        """Stop the running worker (not a failure of the submission: its tokenizers are made
-        again in the next one without counting towards ``REMAKE_LIMIT``)."""
+        """Stop the running worker (not a failure of the submission); its tokenizers are made
+        again in the next one."""
         with self._lock:
             self._abort_stream()
             if self._proc is not None:
                 self._proc.death = "was restarted"
-                self._restarted.add(self._proc.generation)
                 self._retire()
 
     def close(self) -> None:
@@ -901,17 +898,15 @@ class WorkerBackend:
                 self._retire()
             why = self._deaths.get(generation, "was restarted")
             lost = f"the worker running your code {why} after this tokenizer was made, and the tokenizer died with it"
-            remade = self._remade.get(handle, 0)
-            if remade >= REMAKE_LIMIT:
-                raise WorkerDied(lost)
+            if handle in self._unmakeable:
+                raise WorkerDied(f"{lost}; making it again failed before")
             # another test's failure must not fail every later test sharing this tokenizer:
-            # make it again, the same way, in a fresh worker
-            if generation not in self._restarted:
-                self._remade[handle] = remade + 1
+            # make it again, the same way, in a fresh worker (unless that fails)
             adapter, args = self._recipes[handle]
             try:
                 fresh = self.call(adapter, args, True)
             except Exception as err:
+                self._unmakeable.add(handle)
                 raise WorkerDied(f"{lost}; making it again failed: {str(err)[:500]}") from None
             self._handles[handle] = self._handles.pop(fresh)
             self._recipes.pop(fresh, None)

@@ -356,3 +356,41 @@ def test_a_failed_comparison_of_large_values_is_explained_quickly_and_briefly(ca
     assert time.monotonic() - start < 5  # pytest's own diff of the str case takes minutes
     message = str(info.value)
     assert where in message and len(message) < 2000, message[:3000]
+
+
+DIES_ON_REQUEST = '''
+import os
+
+
+class T:
+    def encode(self, text):
+        if text == "die":
+            os._exit(7)
+        return [len(text)]
+
+    def decode(self, ids):
+        return ""
+
+
+def get_byte_tokenizer():
+    return T()
+'''
+
+
+def test_a_shared_tokenizer_outlives_every_worker_death_of_other_calls(tmp_path):
+    from grader.impl import Implementation
+    from grader.isolation import IsolationLimits, WorkerBackend, WorkerDied
+
+    sub = tmp_path / "sub"
+    (sub / "student").mkdir(parents=True)
+    (sub / "student" / "__init__.py").write_text("")
+    (sub / "adapters.py").write_text(DIES_ON_REQUEST)
+    backend = WorkerBackend("student", sub, IsolationLimits(call_timeout=30))
+    try:
+        tok = Implementation(backend).get_byte_tokenizer()
+        for _ in range(4):  # more deaths than the 3 remakes allowed before
+            with pytest.raises(WorkerDied, match="exited with status 7"):
+                tok.encode("die")
+            assert tok.encode("ok") == [2]  # made again in the fresh worker
+    finally:
+        backend.close()
