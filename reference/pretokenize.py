@@ -7,6 +7,8 @@ boundary between two pre-tokens.
 
 from __future__ import annotations
 
+import re
+
 import regex
 
 # GPT-2's pattern: contractions, optional-space + letters / digits / other symbols,
@@ -14,10 +16,54 @@ import regex
 GPT2_PATTERN = r"""'(?:[sdmt]|ll|ve|re)| ?\p{L}+| ?\p{N}+| ?[^\s\p{L}\p{N}]+|\s+(?!\S)|\s+"""
 GPT2_REGEX = regex.compile(GPT2_PATTERN)
 
+# The same pattern for text made only of ASCII characters, for the standard library's ``re``,
+# which runs it about twice as fast. On ASCII, ``\p{L}`` is exactly ``[A-Za-z]``, ``\p{N}`` is
+# ``[0-9]`` and ``regex``'s ``\s`` is ``re.ASCII``'s (space, tab, \n, \v, \f, \r); all else is
+# unchanged, so on ASCII text the matches are the same.
+GPT2_ASCII_PATTERN = (
+    GPT2_PATTERN.replace(r"[^\s\p{L}\p{N}]", r"[^\sA-Za-z0-9]").replace(r"\p{L}", "[A-Za-z]").replace(r"\p{N}", "[0-9]")
+)
+GPT2_ASCII_REGEX = re.compile(GPT2_ASCII_PATTERN, re.ASCII)
+_SAFE_CUT = regex.compile(r"(?<=\S)\s")  # a place where a pre-token must end
+_LAST_SAFE_CUT = regex.compile(r"(?r)(?<=\S)\s")  # the same, searched backwards
+BLOCK_CHARS = 2048  # pretokenize_fast looks at text in blocks of about this length
+
 
 def pretokenize(text: str) -> list[str]:
     """Split ``text`` into GPT-2 pre-tokens: ``"Hi there!" -> ["Hi", " there", "!"]``."""
     return GPT2_REGEX.findall(text)
+
+
+def safe_cut_near(text: str, start: int, end: int) -> int:
+    """A place to cut ``text`` after ``start``: the last one before ``end``, else the first
+    one after it, else ``len(text)``. A safe place lies between a non-space and a space: no
+    GPT-2 pre-token spans it, so cutting there changes no pre-token."""
+    m = _LAST_SAFE_CUT.search(text, start + 1, end) or _SAFE_CUT.search(text, end)
+    return m.start() if m else len(text)
+
+
+def pretokenize_fast(text: str) -> list[str]:
+    """``pretokenize(text)``, faster on mostly-ASCII text such as source code.
+
+    The text is cut at safe places into blocks; a block made only of ASCII goes through
+    ``GPT2_ASCII_REGEX``, any other through ``GPT2_REGEX``. Blocks start at ``BLOCK_CHARS``
+    and double after each non-ASCII one (up to 64 times), so text that is ASCII only here and
+    there is looked at closely and text that is rarely ASCII costs few blocks."""
+    if text.isascii():
+        return GPT2_ASCII_REGEX.findall(text)
+    words: list[str] = []
+    start, size = 0, BLOCK_CHARS
+    while start < len(text):
+        end = safe_cut_near(text, start, start + size) if start + size < len(text) else len(text)
+        block = text[start:end]
+        if block.isascii():
+            words += GPT2_ASCII_REGEX.findall(block)
+            size = BLOCK_CHARS
+        else:
+            words += GPT2_REGEX.findall(block)
+            size = min(2 * size, 64 * BLOCK_CHARS)
+        start = end
+    return words
 
 
 def special_tokens_regex(special_tokens: list[str]) -> regex.Pattern[str] | None:

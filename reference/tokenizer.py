@@ -2,24 +2,46 @@
 
 Encoding a pre-token starts from its bytes and repeatedly applies the merge of lowest rank
 (earliest learned) among its adjacent pairs, until no pair can be merged. Pre-tokens repeat a
-lot in real text, so their ids are cached.
+lot in real text, so their ids are cached. Large inputs are cut at safe places into one part
+per core, encoded at the same time by forked processes (``parallel.py``) and concatenated.
 """
 
 from __future__ import annotations
 
+import bisect
 import gc
 import os
-from collections.abc import Iterable, Iterator
+from array import array
+from collections.abc import Callable, Iterable, Iterator
 from itertools import chain, repeat
 
 import regex
 
 from .gpt2_files import load_tokenizer_files, save_tokenizer_files
-from .pretokenize import GPT2_REGEX, special_tokens_regex
+from .parallel import fork_map, usable_cores
+from .pretokenize import pretokenize_fast, safe_cut_near, special_tokens_regex
 
 NO_MERGE = float("inf")
 CACHE_LIMIT = 200_000  # pre-tokens kept in the cache; bounds memory on endless streams
 _SAFE_CUT = regex.compile(r"(?r)(?<=\S)\s")  # last place where a pre-token must end
+PART_CHARS = 1_000_000  # a process per core only for inputs of at least two parts this long
+STREAM_BLOCK = 16_384  # encode_iterable encodes text in blocks of about this many characters
+
+
+class IdsCache(dict):
+    """Pre-token -> its ids, computed by ``bpe`` the first time a pre-token is looked up.
+
+    Emptied when it holds ``CACHE_LIMIT`` pre-tokens, which bounds memory on endless streams."""
+
+    def __init__(self, bpe: Callable[[str], list[int]]) -> None:
+        super().__init__()
+        self.bpe = bpe
+
+    def __missing__(self, word: str) -> list[int]:
+        if len(self) >= CACHE_LIMIT:
+            self.clear()
+        ids = self[word] = self.bpe(word)
+        return ids
 
 
 class Tokenizer:
@@ -63,7 +85,7 @@ class Tokenizer:
             if pair not in self.ranks:
                 self.ranks[pair] = rank
                 self.merged_of_rank[rank] = merged
-        self.cache: dict[str, list[int]] = {}
+        self.cache = IdsCache(self._bpe)
 
     @classmethod
     def from_files(
@@ -104,19 +126,11 @@ class Tokenizer:
     def _encode_ordinary(self, text: str, out: list[int]) -> None:
         """Append the ids of special-free ``text`` to ``out``.
 
-        The hot path of encoding, with no Python-level loop over pre-tokens: the pre-tokens
-        not yet in the cache are found with one set difference, only those go through
-        ``_bpe``, and the ids of all pre-tokens are then looked up and concatenated by
-        ``map`` and ``chain`` (both run in C)."""
-        cache = self.cache
-        words = GPT2_REGEX.findall(text)
-        new = set(words).difference(cache)
-        if len(cache) + len(new) > CACHE_LIMIT:  # bounds memory on endless streams
-            cache.clear()
-            new = set(words)
-        for word in new:
-            cache[word] = self._bpe(word)
-        out += chain.from_iterable(map(cache.__getitem__, words))
+        The hot path of encoding, with no Python-level loop over pre-tokens: the text is
+        pre-tokenized (mostly-ASCII text by the standard library's faster ``re``), then the ids
+        of all pre-tokens are looked up in the cache and concatenated by ``map`` and ``chain``
+        (both run in C); only a pre-token missing from the cache costs a call to ``_bpe``."""
+        out += chain.from_iterable(map(self.cache.__getitem__, pretokenize_fast(text)))
 
     def encode(self, text: str) -> list[int]:
         """Text -> ids; special tokens are encoded whole, never split or merged."""
@@ -125,7 +139,10 @@ class Tokenizer:
         collecting = gc.isenabled()
         gc.disable()
         try:
-            return self._encode(text)
+            cuts = self._parallel_cuts(text)
+            if not cuts:
+                return self._encode(text)
+            return self._encode_parts(text, cuts)
         finally:
             if collecting:
                 gc.enable()
@@ -141,6 +158,48 @@ class Tokenizer:
             out.append(self.special_ids[m.group()])
             start = m.end()
         self._encode_ordinary(text[start:], out)
+        return out
+
+    def _parallel_cuts(self, text: str) -> list[int]:
+        """Where to cut ``text`` into one part per core (empty: encode it in one piece).
+
+        Only inputs of at least two parts of ``PART_CHARS`` are cut, so small calls never pay
+        for starting processes. Each cut is the last safe place before an even split (else the
+        first after it): between a non-space and a space (no pre-token spans that) outside any
+        special token, or at the start of a special token. The full text's special tokens are
+        found first, so that a part never starts inside one."""
+        parts = min(usable_cores(), len(text) // PART_CHARS)
+        if parts < 2:
+            return []
+        specials = [m.span() for m in self.special_regex.finditer(text)] if self.special_regex else []
+        starts = [start for start, _ in specials]
+        cuts = [0]
+        for k in range(1, parts):
+            cut = safe_cut_near(text, cuts[-1], k * len(text) // parts)
+            # a cut inside a special token moves to the start of that token
+            j = bisect.bisect_left(starts, cut) - 1
+            if j >= 0 and specials[j][1] > cut:
+                cut = specials[j][0]
+            if cuts[-1] < cut < len(text):
+                cuts.append(cut)
+        return cuts[1:]
+
+    def _encode_parts(self, text: str, cuts: list[int]) -> list[int]:
+        """Encode the parts of ``text`` between ``cuts`` at the same time, one per process, and
+        concatenate their ids in order. The other processes send their ids back packed as
+        64-bit integers (one ``bytes`` per part, unpacked here by C code)."""
+        bounds = [0, *cuts, len(text)]
+        out: list[int] = []
+
+        def work(k: int) -> bytes:
+            ids = self._encode(text[bounds[k] : bounds[k + 1]])
+            if k == 0:  # this process's own part needs no packing
+                out.extend(ids)
+                return b""
+            return array("q", ids).tobytes()
+
+        for packed in fork_map(work, len(bounds) - 1)[1:]:
+            out.extend(array("q", packed).tolist())
         return out
 
     def _safe_cut(self, buffer: str) -> int:
@@ -166,14 +225,24 @@ class Tokenizer:
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         """Lazily encode a stream of strings (e.g. a file's lines); memory stays bounded."""
-        buffer = ""
+        pending: list[str] = []  # chunks read and not encoded yet
+        size = 0  # their total length
+        wanted = STREAM_BLOCK  # try to cut once this much is pending
         for chunk in iterable:
-            buffer += chunk
+            pending.append(chunk)
+            size += len(chunk)
+            if size < wanted:  # encoding a block at a time, not each short line, saves per-call costs
+                continue
+            buffer = "".join(pending)
             cut = self._safe_cut(buffer)
             if cut:
                 yield from self.encode(buffer[:cut])
                 buffer = buffer[cut:]
-        yield from self.encode(buffer)
+            pending, size = [buffer], len(buffer)
+            # no safe place yet (a very long pre-token): wait until the pending text doubles,
+            # so that searching it again and again stays linear in its length
+            wanted = size + max(STREAM_BLOCK, size)
+        yield from self.encode("".join(pending))
 
     def decode(self, ids: list[int]) -> str:
         """Ids -> text; byte sequences that are not valid UTF-8 become U+FFFD."""
