@@ -26,7 +26,8 @@ GPT2_ASCII_PATTERN = (
 GPT2_ASCII_REGEX = re.compile(GPT2_ASCII_PATTERN, re.ASCII)
 _SAFE_CUT = regex.compile(r"(?<=\S)\s")  # a place where a pre-token must end
 _LAST_SAFE_CUT = regex.compile(r"(?r)(?<=\S)\s")  # the same, searched backwards
-BLOCK_CHARS = 2048  # pretokenize_fast looks at text in blocks of about this length
+NEAR = 64  # pretokenize_fast: non-ASCII characters closer than this share a stretch
+_NON_ASCII_STRETCH = regex.compile(r"[^\x00-\x7f](?:[\x00-\x7f]{0,%d}[^\x00-\x7f])*" % (NEAR - 1))
 
 
 def pretokenize(text: str) -> list[str]:
@@ -43,26 +44,29 @@ def safe_cut_near(text: str, start: int, end: int) -> int:
 
 
 def pretokenize_fast(text: str) -> list[str]:
-    """``pretokenize(text)``, faster on mostly-ASCII text such as source code.
+    """``pretokenize(text)``, faster on text that is mostly ASCII (source code, English).
 
-    The text is cut at safe places into blocks; a block made only of ASCII goes through
-    ``GPT2_ASCII_REGEX``, any other through ``GPT2_REGEX``. Blocks start at ``BLOCK_CHARS``
-    and double after each non-ASCII one (up to 64 times), so text that is ASCII only here and
-    there is looked at closely and text that is rarely ASCII costs few blocks."""
+    Each stretch of text around non-ASCII characters (less than ``NEAR`` apart), widened to
+    safe places on both sides, goes through ``GPT2_REGEX``; the ASCII text between stretches
+    through ``GPT2_ASCII_REGEX``. Text with many non-ASCII characters goes wholly through
+    ``GPT2_REGEX``: there the stretches would cost more than they save."""
     if text.isascii():
         return GPT2_ASCII_REGEX.findall(text)
+    if NEAR * (len(text.encode("utf-8", "surrogatepass")) - len(text)) > len(text):
+        return GPT2_REGEX.findall(text)
     words: list[str] = []
-    start, size = 0, BLOCK_CHARS
-    while start < len(text):
-        end = safe_cut_near(text, start, start + size) if start + size < len(text) else len(text)
-        block = text[start:end]
-        if block.isascii():
-            words += GPT2_ASCII_REGEX.findall(block)
-            size = BLOCK_CHARS
-        else:
-            words += GPT2_REGEX.findall(block)
-            size = min(2 * size, 64 * BLOCK_CHARS)
-        start = end
+    start = 0  # the text before start is done
+    for m in _NON_ASCII_STRETCH.finditer(text):
+        if m.start() < start:  # inside the stretch just done
+            continue
+        safe = _LAST_SAFE_CUT.search(text, start + 1, m.start() + 1)
+        a = safe.start() if safe else start
+        safe = _SAFE_CUT.search(text, m.end())
+        b = safe.start() if safe else len(text)
+        words += GPT2_ASCII_REGEX.findall(text, start, a)
+        words += GPT2_REGEX.findall(text, a, b)
+        start = b
+    words += GPT2_ASCII_REGEX.findall(text, start)
     return words
 
 

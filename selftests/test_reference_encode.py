@@ -63,10 +63,15 @@ def test_ascii_pattern_matches_gpt2_pattern_on_random_ascii_text():
         assert GPT2_ASCII_REGEX.findall(text) == GPT2_REGEX.findall(text), repr(text)
 
 
-def test_fast_pretokenize_equals_gpt2_pattern_across_ascii_and_other_blocks():
+@pytest.mark.parametrize("density", [0.002, 0.05, 0.5])  # of non-ASCII pieces: sparse (stretches) to dense (whole)
+def test_fast_pretokenize_equals_gpt2_pattern_around_non_ascii_characters(density):
     rng = random.Random(1)
-    text = mixed_text(rng, 60_000) + "x" * 5000 + " é" + " " * 3000  # a block with no safe cut, trailing spaces
-    assert pretokenize_fast(text) == GPT2_REGEX.findall(text)
+    ascii_pieces = ["    def f(x):\n        return x\n", "\n\n\t  ", "  \r\n", "don't  stop", "1234 567", " ", "a", "x" * 70]
+    other = ["é", "\u00a0", "\u3000", " ж", "字字", "\u2028", "½", "🙂 "]  # letters, spaces, numbers, symbols
+    for _ in range(40):
+        pieces = [rng.choice(other if rng.random() < density else ascii_pieces) for _ in range(rng.randrange(1, 400))]
+        text = "".join(pieces)
+        assert pretokenize_fast(text) == GPT2_REGEX.findall(text), repr(text)
 
 
 # ---- several processes ---------------------------------------------------------------------
