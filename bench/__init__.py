@@ -2,8 +2,8 @@
 
 Training: ``reference.train_bpe`` against HF ``tokenizers`` (``BpeTrainer`` with the
 byte-level pre-tokenizer) and ``rustbpe``. Encoding: ``reference.Tokenizer`` with the GPT-2
-vocabulary against ``tiktoken``'s ``encode_ordinary`` (single-threaded), with a check that
-the ids are identical. Every measurement runs in a fresh subprocess (``python -m
+vocabulary, on one core and on all, against ``tiktoken``'s ``encode_ordinary`` (one core),
+with a check that the ids are identical. Every measurement runs in a fresh subprocess (``python -m
 bench._child``) so that start-up is included and peak memory (``ru_maxrss`` of the process
 and of any worker processes it waited for: the largest single process, not a sum) is
 comparable. All contenders get the same files. Peers that are not installed are reported
@@ -42,6 +42,14 @@ PEER_NAMES = {
 }
 
 
+def usable_cores() -> int:
+    """The number of cores this process may run on."""
+    try:
+        return len(os.sched_getaffinity(0))
+    except (AttributeError, OSError):
+        return os.cpu_count() or 1
+
+
 def missing_peers() -> list[str]:
     """Peers (keys of ``PEER_MODULES``) whose module cannot be imported here."""
     return [peer for peer, module in PEER_MODULES.items() if importlib.util.find_spec(module) is None]
@@ -60,6 +68,19 @@ def zipf_file(data_dir: Path, n_bytes: int) -> Path:
 
         tmp = path.with_suffix(".part")
         write_zipf_corpus(tmp, n_bytes, seed=0)
+        tmp.replace(path)
+    return path
+
+
+def repeated_file(data_dir: Path, source: Path, n_bytes: int) -> Path:
+    """``source`` repeated until it holds ``n_bytes`` (the last copy cut at a line end)."""
+    path = data_dir / f"{source.stem}_x_{n_bytes}.txt"
+    if not path.is_file():
+        text = source.read_text(encoding="utf-8")
+        copies = text * (n_bytes // len(text.encode("utf-8")) + 1)
+        cut = copies.encode("utf-8")[:n_bytes].decode("utf-8", errors="ignore")
+        tmp = path.with_suffix(".part")
+        tmp.write_text(cut[: cut.rfind("\n") + 1] or cut, encoding="utf-8", newline="")
         tmp.replace(path)
     return path
 
@@ -133,6 +154,7 @@ class Result:
     n_ids: int | None = None
     note: str = ""
     extra: dict = field(default_factory=dict)
+    cores: int | None = None  # encode: the cores the process could run on (None: all)
 
     @property
     def mb_per_s(self) -> float | None:
@@ -162,12 +184,27 @@ def repeats_for(size: int) -> int:
 def measure(task: str, contender: str, path: Path, label: str, vocab: int = 0, repeats: int = 1, **kw) -> Result:
     """Run one contender on one input in a fresh process, ``repeats`` times; the run with
     the median time."""
-    result = Result(task, label, contender, path.stat().st_size, vocab)
+    result = Result(task, label, contender, path.stat().st_size, vocab, cores=kw.get("cores"))
     module = PEER_MODULES.get(contender)
     if module and importlib.util.find_spec(module) is None:
         result.note = f"missing: pip install {module}"
         return result
     runs = [run_child({"task": task, "contender": contender, "path": str(path), "vocab": vocab, **kw}) for _ in range(repeats)]
+    return summarize(result, runs)
+
+
+def measure_alternating(specs: list[tuple[str, int | None]], path: Path, label: str, repeats: int, **kw) -> list[Result]:
+    """Encoding: each (contender, cores) of ``specs`` once per round, ``repeats`` rounds, so
+    that changes in the machine's load hit every contender alike; the median run of each."""
+    runs: list[list[dict]] = [[] for _ in specs]
+    for _ in range(repeats):
+        for i, (contender, cores) in enumerate(specs):
+            runs[i].append(run_child({"task": "encode", "contender": contender, "path": str(path), "cores": cores, **kw}))
+    return [summarize(Result("encode", label, c, path.stat().st_size, cores=cores), r) for (c, cores), r in zip(specs, runs)]
+
+
+def summarize(result: Result, runs: list[dict]) -> Result:
+    """``result`` filled in from the run with the median time (or the first error)."""
     failed = [r for r in runs if "error" in r]
     if failed:
         result.note = failed[0]["error"]
@@ -219,24 +256,24 @@ def train_table(results: list[Result]) -> str:
 
 
 def encode_table(results: list[Result]) -> str:
-    """Markdown table of encoding results; ``ref/peer MB/s`` is the reference's throughput
-    as a fraction of that contender's (>= 0.6 is the target against tiktoken)."""
+    """Markdown table of encoding results; ``/ tiktoken MB/s`` is each reference row's
+    throughput as a fraction of tiktoken's single-thread throughput on the same input."""
     lines = [
-        "| input | MB | contender | time s | MB/s | peak MB | ref/peer MB/s | ids equal |",
-        "| --- | ---: | --- | ---: | ---: | ---: | ---: | --- |",
+        "| input | MB | contender | cores | time s | MB/s | peak MB | / tiktoken MB/s | ids equal |",
+        "| --- | ---: | --- | ---: | ---: | ---: | ---: | ---: | --- |",
     ]
     for group in _groups(results):
         base = next((r for r in group if r.contender == "tiktoken" and r.ids_digest), None)
-        ref = next((r for r in group if r.contender == "reference" and r.seconds), None)
         for r in group:
             name = PEER_NAMES[r.contender]
             ratio = "-"
-            if r.contender == "tiktoken" and ref and r.seconds:
-                ratio = f"{ref.mb_per_s / r.mb_per_s:.2f}"
+            if r.contender != "tiktoken" and base and base.seconds and r.seconds:
+                ratio = f"{r.mb_per_s / base.mb_per_s:.2f}"
             equal = "-" if not (base and r.ids_digest) or r is base else ("yes" if r.ids_digest == base.ids_digest else "NO")
             time = _fmt(r.seconds) if r.seconds is not None else r.note
+            cores = "all" if r.cores is None else str(r.cores)
             lines.append(
-                f"| {r.input} | {r.size / MB:.1f} | {name} | {time} | {_fmt(r.mb_per_s)} | {_fmt(r.peak_mb, 0)} | {ratio} | {equal} |"
+                f"| {r.input} | {r.size / MB:.1f} | {name} | {cores} | {time} | {_fmt(r.mb_per_s)} | {_fmt(r.peak_mb, 0)} | {ratio} | {equal} |"
             )
     return "\n".join(lines)
 

@@ -41,24 +41,41 @@ def run_training(data_dir: Path, quick: bool, peers: list[str], log) -> list[Res
     return results
 
 
+def encoding_inputs(data_dir: Path, quick: bool) -> list[tuple[str, Path]]:
+    """(label, file) for the encoding benchmark: generated text and real text."""
+    if quick:
+        return [("zipf 0.2 MB", bench.zipf_file(data_dir, 200_000))]
+    multilingual = bench.ROOT / "fixtures" / "multilingual.txt"
+    return [
+        ("zipf 10 MB", bench.zipf_file(data_dir, 10 * MB)),
+        ("Python stdlib source 10 MB", bench.python_source_file(data_dir, 10 * MB)),
+        ("fixtures/multilingual.txt repeated to 10 MB", bench.repeated_file(data_dir, multilingual, 10 * MB)),
+    ]
+
+
+def encoding_contenders() -> list[tuple[str, int | None]]:
+    """(contender, cores): the reference on one core and on all (it uses a process per core
+    on large inputs), encode_iterable and tiktoken (single-threaded) on one core."""
+    specs: list[tuple[str, int | None]] = [("reference", 1)]
+    if bench.usable_cores() > 1:
+        specs.append(("reference", None))
+    return specs + [("reference-iter", 1), ("tiktoken", 1)]
+
+
 def run_encoding(data_dir: Path, quick: bool, log) -> list[Result]:
     files = bench.gpt2_files(data_dir)
     if files is None:
         log("encoding skipped: GPT-2 files unavailable (no tiktoken cache)")
         return []
-    inputs = [("zipf 0.2 MB", bench.zipf_file(data_dir, 200_000))] if quick else [
-        ("zipf 10 MB", bench.zipf_file(data_dir, 10 * MB)),
-        ("Python stdlib source 10 MB", bench.python_source_file(data_dir, 10 * MB)),
-    ]
     results = []
-    for label, path in inputs:
-        for contender in ("reference", "reference-iter", "tiktoken"):
-            r = measure(
-                "encode", contender, path, label, repeats=1 if quick else bench.repeats_for(path.stat().st_size),
-                vocab_path=str(files[0]), merges_path=str(files[1]),
-            )
-            log(f"encode {label} {contender}: {r.seconds if r.seconds is not None else r.note}")
-            results.append(r)
+    for label, path in encoding_inputs(data_dir, quick):
+        repeats = 1 if quick else bench.repeats_for(path.stat().st_size)
+        rows = bench.measure_alternating(
+            encoding_contenders(), path, label, repeats, vocab_path=str(files[0]), merges_path=str(files[1])
+        )
+        for r in rows:
+            log(f"encode {label} {r.contender} cores={r.cores or 'all'}: {r.seconds if r.seconds is not None else r.note}")
+        results += rows
     return results
 
 
@@ -111,7 +128,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.only in (None, "encode"):
         results = run_encoding(data_dir, args.quick, log)
         if results:
-            print("\n### Encoding with the GPT-2 vocabulary (cache cold, single thread)\n")
+            print(f"\n### Encoding with the GPT-2 vocabulary (cache cold; cores: 1 or all {bench.usable_cores()})\n")
             print(bench.encode_table(results))
     return 0
 

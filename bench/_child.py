@@ -8,6 +8,7 @@ process's and its waited-for children's peak resident memory) and task-specific 
 from __future__ import annotations
 
 import json
+import os
 import resource
 import sys
 import time
@@ -116,7 +117,14 @@ def encode_tiktoken(path: str) -> dict:
 TRAINERS = {"reference": train_reference, "hf": train_hf, "rustbpe": train_rustbpe}
 
 
+def use_cores(n: int | None) -> None:
+    """Run this process (and any it starts) on its first ``n`` allowed cores (None: all)."""
+    if n is not None and hasattr(os, "sched_setaffinity"):
+        os.sched_setaffinity(0, sorted(os.sched_getaffinity(0))[:n])
+
+
 def main(spec: dict) -> dict:
+    use_cores(spec.get("cores"))
     start = time.perf_counter()
     if spec["task"] == "train":
         out = TRAINERS[spec["contender"]](spec["path"], spec["vocab"], spec.get("specials", []))

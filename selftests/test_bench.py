@@ -22,17 +22,28 @@ def test_tables_name_missing_peers_and_ratios():
     assert "missing: pip install rustbpe" in table
 
 
-def test_encode_table_checks_ids():
+def test_encode_table_checks_ids_and_gives_each_reference_row_its_ratio_and_cores():
     common = dict(task="encode", input="t", size=bench.MB)
     rows = [
-        bench.Result(contender="reference", seconds=2.0, peak_mb=1, ids_digest="a", **common),
-        bench.Result(contender="reference-iter", seconds=2.0, peak_mb=1, ids_digest="b", **common),
-        bench.Result(contender="tiktoken", seconds=1.0, peak_mb=1, ids_digest="a", **common),
+        bench.Result(contender="reference", seconds=2.0, peak_mb=1, ids_digest="a", cores=1, **common),
+        bench.Result(contender="reference", seconds=1.0, peak_mb=1, ids_digest="a", **common),
+        bench.Result(contender="reference-iter", seconds=2.0, peak_mb=1, ids_digest="b", cores=1, **common),
+        bench.Result(contender="tiktoken", seconds=0.8, peak_mb=1, ids_digest="a", cores=1, **common),
     ]
     table = bench.encode_table(rows)
-    assert "| t | 1.0 | reference | 2.00 | 0.50 | 1 | - | yes |" in table
-    assert "| NO |" in table  # encode_iterable's ids differ from tiktoken's in this made-up row
-    assert "| 0.50 | - |" in table  # reference / tiktoken throughput
+    assert "| t | 1.0 | reference | 1 | 2.00 | 0.50 | 1 | 0.40 | yes |" in table
+    assert "| t | 1.0 | reference | all | 1.00 | 1.00 | 1 | 0.80 | yes |" in table
+    assert "| 0.40 | NO |" in table  # encode_iterable's ids differ from tiktoken's in this made-up row
+    assert "| tiktoken encode_ordinary | 1 | 0.80 | 1.25 | 1 | - | - |" in table
+
+
+def test_repeated_file_has_the_size_asked_and_whole_lines(tmp_path):
+    source = tmp_path / "s.txt"
+    source.write_text("héllo wörld\nsecond line\n", encoding="utf-8")
+    path = bench.repeated_file(tmp_path, source, 1000)
+    data = path.read_bytes()
+    assert 1000 - 30 < len(data) <= 1000 and data.endswith(b"\n")
+    assert data.startswith(source.read_bytes() * 2)
 
 
 def test_measure_reference_training_in_a_subprocess(tmp_path):
