@@ -43,8 +43,9 @@ def test_merge_of_random_pairs_matches_the_oracle(impl, rng, round_):
 def test_merge_leaves_random_input_unmodified(impl, rng, round_):
     ids = random_ids(rng, 200)
     before = list(ids)
-    impl.run_merge(ids, (ids[0], ids[1]), 10**7)
+    result = impl.run_merge(ids, (ids[0], ids[1]), 10**7)
     assert_items_equal(ids, before, what="input id")
+    assert_items_equal(result, merge_oracle(before, (before[0], before[1]), 10**7), what="id")  # and the merge is done
 
 
 @pytest.mark.parametrize("round_", ROUNDS)

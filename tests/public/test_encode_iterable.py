@@ -64,14 +64,17 @@ def test_encode_iterable_is_independent_of_chunk_boundaries(gpt2_tokenizer, gpt2
 
 def test_encode_iterable_of_nothing_yields_nothing(gpt2_tokenizer):
     assert list(gpt2_tokenizer.encode_iterable(iter([]))) == []
+    assert list(gpt2_tokenizer.encode_iterable(iter(["a"]))) == [64]  # code that does nothing yields nothing too
 
 
-def test_encode_iterable_of_a_file_equals_encode_of_its_text(gpt2_tokenizer, gpt2_vocab_merges, fixture_path):
+def test_encode_iterable_of_a_file_equals_encode_of_its_text(gpt2_tokenizer, gpt2_vocab_merges, gpt2_oracle, fixture_path):
     path = fixture_path("stories.txt")
     with open(path, encoding="utf-8", newline="") as lines:
         streamed = list(gpt2_tokenizer.encode_iterable(lines))
     lines = read_lines(path)
     assert_stream_ids_equal(streamed, gpt2_tokenizer.encode("".join(lines)), lines, vocab=gpt2_vocab_merges[0], what="encode_iterable ids vs encode ids")
+    # not both equally wrong (code returning nothing from both would pass the line above)
+    assert_stream_ids_equal(streamed, gpt2_oracle("".join(lines)), lines, vocab=gpt2_vocab_merges[0], what="encode_iterable ids vs tiktoken's")
 
 
 class TooFar(Exception):

@@ -102,6 +102,8 @@ def test_no_special_tokens_give_the_whole_text(impl, text):
 @pytest.mark.parametrize("specials", [[], [EOT]], ids=["no_specials", "eot"])
 def test_empty_text_gives_no_pieces(impl, specials):
     assert_items_equal(impl.run_split_on_special_tokens("", specials), [], what="piece")
+    # [] is also what code that does nothing returns: an ordinary text must come back whole
+    assert_items_equal(impl.run_split_on_special_tokens("a", specials), ["a"], what="piece")
 
 
 @pytest.mark.parametrize(
@@ -110,6 +112,8 @@ def test_empty_text_gives_no_pieces(impl, specials):
     ids=["only_empty", "empty_among_others", "empty_text"],
 )
 def test_empty_special_token_is_rejected(impl, text, specials):
+    valid = [s for s in specials if s]
+    assert_items_equal(impl.run_split_on_special_tokens(text, valid), [text] if text else [], what="piece")  # accepted without ""
     with pytest.raises(ValueError):
         impl.run_split_on_special_tokens(text, specials)
 

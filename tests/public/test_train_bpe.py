@@ -34,9 +34,15 @@ def write_corpus(tmp_path: Path, text: str | bytes, name: str = "corpus.txt") ->
 
 
 def train(impl, tmp_path: Path, text: str | bytes, vocab_size: int, specials=()):
-    """Write ``text`` to a file in ``tmp_path`` and train on it: ``(vocab, merges)``."""
+    """Write ``text`` to a file in ``tmp_path`` and train on it: ``(vocab, merges)``, whose
+    vocab must hold the 256 bytes, the merges' results and the specials (the layout rule,
+    checked on every training so that properties of the merges alone, which an empty
+    result satisfies, never pass on code that does nothing)."""
+    __tracebackhide__ = True
     path = write_corpus(tmp_path, text)
-    return impl.run_train_bpe(str(path), vocab_size, list(specials))
+    vocab, merges = impl.run_train_bpe(str(path), vocab_size, list(specials))
+    assert_vocab_tokens(vocab, expected_tokens(merges, dict.fromkeys(specials)))
+    return vocab, merges
 
 
 def assert_vocab_tokens(vocab: dict[int, bytes], expected: list[bytes] | dict[int, bytes]) -> None:
@@ -358,12 +364,22 @@ def test_vocab_size_of_exactly_bytes_plus_specials_gives_no_merges(impl, tmp_pat
 # ---- errors ------------------------------------------------------------------------------
 
 
+def assert_valid_training_works(impl, tmp_path: Path) -> None:
+    """What each rejection test checks first: valid arguments train as the naive oracle does,
+    so code raising ValueError for everything cannot pass a test that expects one."""
+    __tracebackhide__ = True
+    valid = tmp_path / "valid"
+    valid.mkdir()
+    check_against_oracle(impl, valid, SENNRICH, 256 + 1 + 4, [EOT])
+
+
 @pytest.mark.parametrize(
     "vocab_size, specials",
     [(255, []), (256, [EOT]), (257, ["<pad>", EOT]), (0, [])],
     ids=["255_no_specials", "256_one_special", "257_two_specials", "zero"],
 )
 def test_vocab_size_below_bytes_plus_specials_is_a_value_error(impl, tmp_path, vocab_size, specials):
+    assert_valid_training_works(impl, tmp_path)
     path = write_corpus(tmp_path, SENNRICH)
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(path), vocab_size, specials)
@@ -371,6 +387,7 @@ def test_vocab_size_below_bytes_plus_specials_is_a_value_error(impl, tmp_path, v
 
 
 def test_vocab_size_is_checked_before_the_file_is_read(impl, tmp_path):
+    assert_valid_training_works(impl, tmp_path)
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(tmp_path / "missing.txt"), 200, [])
     assert names_number(str(err.value), 200), f"a too small vocab_size is reported first, showing 200: {err.value}"
@@ -385,6 +402,7 @@ MISSING_FILE_ERRORS = (ValueError, FileNotFoundError)  # the docstring accepts e
 
 
 def test_missing_file_is_a_value_error_or_file_not_found_naming_it(impl, tmp_path):
+    assert_valid_training_works(impl, tmp_path)
     path = tmp_path / "no_such_corpus.txt"
     with pytest.raises(MISSING_FILE_ERRORS) as err:
         impl.run_train_bpe(str(path), 300, [])
@@ -392,6 +410,7 @@ def test_missing_file_is_a_value_error_or_file_not_found_naming_it(impl, tmp_pat
 
 
 def test_directory_is_a_value_error_naming_it(impl, tmp_path):
+    assert_valid_training_works(impl, tmp_path)
     path = tmp_path / "corpus_dir"
     path.mkdir()
     with pytest.raises(ValueError) as err:
@@ -400,6 +419,7 @@ def test_directory_is_a_value_error_naming_it(impl, tmp_path):
 
 
 def test_non_utf8_file_is_a_value_error_naming_it(impl, tmp_path):
+    assert_valid_training_works(impl, tmp_path)
     path = write_corpus(tmp_path, b"valid start \xff\xfe then latin-1 \xe9t\xe9", name="latin1_corpus.txt")
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(path), 300, [])
@@ -407,6 +427,7 @@ def test_non_utf8_file_is_a_value_error_naming_it(impl, tmp_path):
 
 
 def test_empty_special_token_is_a_value_error(impl, tmp_path):
+    assert_valid_training_works(impl, tmp_path)
     path = write_corpus(tmp_path, SENNRICH)
     with pytest.raises(ValueError):
         impl.run_train_bpe(str(path), 300, [""])

@@ -1,0 +1,95 @@
+"""No test passes on a submission that implements nothing.
+
+Two submissions in ``selftests/vacuous/``: one where every adapter and method raises
+ValueError (the exception the rejection tests expect, with every argument in its message),
+one where each returns an empty value of the right type. Graded on the whole suite, both must
+score exactly 0 (about 1-2 minutes each, so only with ``BPE_SLOW_SELFTESTS=1``); in every run,
+both are graded on the tests that once passed on one of them (a regression check, ~20 s).
+"""
+
+from __future__ import annotations
+
+import os
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from .support import run_grader
+
+VACUOUS = Path(__file__).resolve().parent / "vacuous"
+KINDS = ["raise_everywhere", "return_empty"]
+# Tests that passed on one of them before they were made to check an ordinary case too
+# (the found-and-fixed list, 2026-11-23): each edge case must also fail on code that does nothing.
+ONCE_VACUOUS = [
+    "tests/hidden/test_warmup_hidden.py::test_character_decode_rejects_a_bad_id_anywhere",
+    "tests/hidden/test_warmup_hidden.py::test_byte_decode_rejects_a_bad_id_anywhere",
+    "tests/public/test_warmup.py::test_compression_ratio_rejects_empty_ids",
+    "tests/public/test_warmup.py::test_character_ids_are_code_points[empty]",
+    "tests/public/test_warmup.py::test_character_decode_is_chr_of_each_id[empty]",
+    "tests/public/test_warmup.py::test_character_round_trip[empty]",
+    "tests/public/test_warmup.py::test_byte_ids_are_utf8_bytes[empty]",
+    "tests/public/test_warmup.py::test_byte_round_trip[empty]",
+    "tests/public/test_warmup.py::test_word_round_trip_replaces_exactly_the_unseen_words[empty_text]",
+    "tests/public/test_warmup.py::test_compression_ratio_is_utf8_bytes_per_id[empty_text]",
+    "tests/public/test_special_tokens.py::test_empty_special_token_is_rejected",
+    "tests/public/test_special_tokens.py::test_empty_text_gives_no_pieces",
+    "tests/hidden/test_primitives_hidden.py::test_merge_leaves_random_input_unmodified",
+    "tests/public/test_primitives.py::test_pair_counts_count_every_adjacent_pair",
+    "tests/public/test_primitives.py::test_merge_replaces_left_to_right_without_overlap",
+    "tests/public/test_primitives.py::test_merge_does_not_modify_its_input",
+    "tests/public/test_primitives.py::test_pair_counts_do_not_modify_their_input",
+    "tests/public/test_pretokenize.py::test_pretokenize_matches_gpt2_pattern[empty]",
+    "tests/public/test_train_bpe.py::test_vocab_size_below_bytes_plus_specials_is_a_value_error",
+    "tests/public/test_train_bpe.py::test_vocab_size_is_checked_before_the_file_is_read",
+    "tests/public/test_train_bpe.py::test_missing_file_is_a_value_error_or_file_not_found_naming_it",
+    "tests/public/test_train_bpe.py::test_directory_is_a_value_error_naming_it",
+    "tests/public/test_train_bpe.py::test_non_utf8_file_is_a_value_error_naming_it",
+    "tests/public/test_train_bpe.py::test_empty_special_token_is_a_value_error",
+    "tests/public/test_train_bpe.py::test_merges_never_cross_pretoken_boundaries",
+    "tests/public/test_train_bpe.py::test_every_merge_lies_inside_one_pretoken",
+    "tests/public/test_train_bpe.py::test_special_tokens_are_hard_boundaries",
+    "tests/hidden/test_train_bpe_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit",
+    "tests/public/test_tokenizer.py::test_decode_of_encode_is_the_text[empty]",
+    "tests/public/test_tokenizer.py::test_encode_of_empty_text_is_empty_list",
+    "tests/public/test_tokenizer.py::test_decode_of_empty_list_is_empty_string",
+    "tests/public/test_encode_iterable.py::test_encode_iterable_of_nothing_yields_nothing",
+    "tests/public/test_encode_iterable.py::test_encode_iterable_of_a_file_equals_encode_of_its_text",
+]
+SLOW = os.environ.get("BPE_SLOW_SELFTESTS") == "1"
+
+
+def _grade_all(tmp_path: Path, tests: list[str]) -> dict:
+    def one(kind: str):
+        args = ["grade", "--submission", str(VACUOUS / kind), "--quiet"]
+        return run_grader(*args, *(["--tests", *tests] if tests else []), results=tmp_path / kind / "results.json")
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(KINDS, pool.map(one, KINDS)))
+
+
+def _passed(run) -> list[str]:
+    return [t["name"] for t in run.tests if t["score"] > 0]
+
+
+@pytest.fixture(scope="module")
+def regression(tmp_path_factory):
+    return _grade_all(tmp_path_factory.mktemp("vacuous"), ONCE_VACUOUS)
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_submission_that_implements_nothing_passes_no_once_vacuous_test(regression, kind):
+    run = regression[kind]
+    assert run.code == 0 and run.tests, f"{kind}: grading failed\n{run.stdout}\n{run.stderr}"
+    assert len(run.tests) >= len(ONCE_VACUOUS), f"{kind}: only {len(run.tests)} tests graded"
+    assert not _passed(run), f"{kind} passed: {_passed(run)}"
+    assert run.results["score"] == 0
+
+
+@pytest.mark.skipif(not SLOW, reason="grades the whole suite twice (1-2 min each): set BPE_SLOW_SELFTESTS=1")
+@pytest.mark.timeout(1200)
+def test_a_submission_that_implements_nothing_scores_exactly_zero_on_the_whole_suite(tmp_path):
+    for kind, run in _grade_all(tmp_path, []).items():
+        assert run.code == 0 and len(run.tests) > 500, f"{kind}: grading failed\n{run.stdout}\n{run.stderr}"
+        assert not _passed(run), f"{kind} passed: {_passed(run)}"
+        assert run.results["score"] == 0
