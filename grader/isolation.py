@@ -42,6 +42,7 @@ import builtins
 import contextlib
 import json
 import os
+import secrets
 import select
 import shutil
 import signal
@@ -229,6 +230,10 @@ def close_all() -> None:
     """Stop every worker of this process and remove their sandboxes (at exit, on SIGTERM)."""
     for backend in list(_LIVE):
         backend.close()
+
+
+def _draw_rid() -> int:
+    return secrets.randbits(52) + 1  # exact in every JSON reader
 
 
 # ---- one running worker ----------------------------------------------------------------
@@ -641,6 +646,7 @@ class WorkerBackend:
         self._handle_counter = 0
         self._unmakeable: set[int] = set()  # handles whose making again in a fresh worker failed
         self._rid = 0
+        self._rid_next = _draw_rid()  # request ids are unpredictable: see _new_rid
         self._stream: Stream | None = None
         self._mark = 0
         self._lock = threading.RLock()
@@ -801,8 +807,7 @@ class WorkerBackend:
         with self._lock:
             self._abort_stream()
             proc = self._worker()
-            self._rid += 1
-            rid = self._rid
+            rid = self._new_rid()
             mark = len(proc.output)
             refs = None
             if args is not None:
@@ -1001,7 +1006,7 @@ class WorkerBackend:
         with self._lock:
             self._abort_stream()
             proc = self._worker()
-            wire_args, copy_back = self._rewrite_paths(adapter, args, proc, self._rid + 1)
+            wire_args, copy_back = self._rewrite_paths(adapter, args, proc, self._rid_next)
             try:
                 value = self._request(["call", adapter, returns_handle], f"running adapters.{adapter}(...)", wire_args)
                 if copy_back and self._proc is proc:
@@ -1042,7 +1047,7 @@ class WorkerBackend:
             self._abort_stream()
             theirs = self._resolve(handle) if handle is not None else None
             proc = self._worker()
-            wire_args, _ = self._rewrite_paths(f"probe:{probe}", args, proc, self._rid + 1)
+            wire_args, _ = self._rewrite_paths(f"probe:{probe}", args, proc, self._rid_next)
             before = self._reset_peak(proc)
             try:
                 with proctree.TreeMemory(proc.pid, proc.uid) as others:  # children doing the work count too
@@ -1060,6 +1065,13 @@ class WorkerBackend:
                 value["other_processes"] = others.processes
             return value
 
+    def _new_rid(self) -> int:
+        """The id of a new request. Drawn at random, so the worker cannot send the reply to a
+        request before it is made (a reply prepared in advance, e.g. to beat a speed test, has
+        the wrong id and is a protocol violation)."""
+        self._rid, self._rid_next = self._rid_next, _draw_rid()
+        return self._rid
+
     def _reset_peak(self, proc: _Process) -> int | None:
         try:
             with open(f"/proc/{proc.pid}/clear_refs", "w") as f:
@@ -1075,7 +1087,7 @@ class WorkerBackend:
             self._abort_stream()
             theirs = self._resolve(handle)
             proc = self._proc
-            self._rid += 1
+            self._new_rid()
             stream = Stream(self, proc, self._rid, name)
             self._stream = stream
             try:

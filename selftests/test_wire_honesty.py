@@ -1,0 +1,89 @@
+"""The wire protocol patched from inside the worker: whatever the submission does to its own
+copy of the worker module, the trusted side accepts a reply only to the request it made."""
+
+from __future__ import annotations
+
+import os
+
+import pytest
+
+from grader.impl import Implementation
+from grader.isolation import IsolationLimits, WorkerBackend, WorkerFailure
+
+from .test_isolation import submission
+
+pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker needs a POSIX system")
+
+PRESEND = '''
+import sys
+_worker = sys.modules["grader.worker"]
+_send = _worker.Channel.send
+
+
+def send(self, message):
+    """Each reply is followed by a forged one for the request with the next id, which the
+    trusted side would take as the answer to its next request before the worker saw it."""
+    _send(self, message)
+    if message and message[0] == "ok" and type(message[1]) is int:
+        _send(self, ["ok", message[1] + 1, ["forged"]])
+        _send(self, ["ok", message[1] + 2, ["forged"]])
+
+
+_worker.Channel.send = send
+
+
+def run_pretokenize(text):
+    return ["honest"]
+'''
+
+CLAIM_SUCCESS = '''
+import sys
+_worker = sys.modules["grader.worker"]
+_send = _worker.Channel.send
+
+
+def send(self, message):
+    """Every error the submission raises goes out as success with a plausible value."""
+    if message and message[0] == "err":
+        message = ["ok", message[1], []]
+    _send(self, message)
+
+
+_worker.Channel.send = send
+
+
+def run_merge(ids, pair, new_id):
+    raise NotImplementedError
+'''
+
+
+@pytest.fixture
+def make(tmp_path):
+    backends = []
+
+    def make(adapters: str) -> Implementation:
+        backend = WorkerBackend("student", submission(tmp_path, adapters), IsolationLimits(call_timeout=10.0, term_grace=0.3))
+        backends.append(backend)
+        return Implementation(backend)
+
+    yield make
+    for b in backends:
+        b.close()
+
+
+def test_a_reply_sent_before_its_request_is_never_taken_as_the_answer(make):
+    impl = make(PRESEND)
+    answers = []
+    for _ in range(4):
+        try:
+            answers.append(impl.run_pretokenize("x"))
+        except WorkerFailure as err:
+            assert "unexpected message" in str(err)
+            answers.append("violation")
+    assert ["forged"] not in answers, answers
+    assert "violation" in answers, f"forged replies went unnoticed: {answers}"
+
+
+def test_an_error_sent_as_success_is_still_checked_on_the_trusted_side(make):
+    impl = make(CLAIM_SUCCESS)
+    assert impl.run_merge([1, 2, 3], (1, 2), 9) == []  # the claimed value is all it gets: a wrong result
