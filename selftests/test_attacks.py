@@ -12,6 +12,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -38,7 +39,7 @@ TESTS = [
 ]
 CONFIG = """\
 version: 1
-total: 30
+total: 40
 timeout: 60
 isolation:
   call_timeout: 3
@@ -59,7 +60,13 @@ groups:
     title: pair counts
     points: 10
     select: ["tests/public/test_primitives.py::test_pair*"]
+  - name: stream
+    title: streaming memory (graded only for the attacks in EXTRA_TESTS)
+    points: 10
+    select: ["tests/public/test_encode_iterable.py::*"]
 """
+MEMORY_TEST = "tests/public/test_encode_iterable.py::test_encode_iterable_memory_does_not_grow_with_input"
+EXTRA_TESTS = {"fork_for_memory": [MEMORY_TEST]}  # tests some attacks need on top of TESTS
 GRADE_LIMIT = 150.0  # seconds per attack, under load
 
 FULL, ZERO, BELOW, CONTROL, ANY = "full", "zero", "below full", "at most the control", "at most full"
@@ -86,6 +93,15 @@ EXPECT: dict[str, dict[str, str]] = {
     "segfault": {"merge": BELOW, **_untouched},
     "tamper_fixtures": {"merge": FULL, **_untouched},
     "leave_child": {"merge": FULL, **_untouched},
+    # a forked child does encode_iterable's work: the worker's own memory stays flat
+    "fork_for_memory": {"stream": ZERO, "merge": FULL, **_untouched},
+    # bool for int; int/str/bytes/tuple subclasses that equal anything
+    "sneaky_values": {"merge": ZERO, "pairs": ZERO, "byte": ZERO},
+    # sitecustomize/usercustomize/.pth/json.py/random.py/pytest.py/conftest.py in the submission:
+    # they may break the worker they run in (only the submission is hurt), never the grader
+    "startup_hooks": {"merge": CONTROL, "pairs": ANY, "byte": ANY},
+    # newlines, non-UTF-8 bytes, 255-byte names... around honest code: graded as usual
+    "odd_file_names": {"merge": FULL, **_untouched},
 }
 
 pytestmark = [
@@ -109,21 +125,37 @@ def build(name: str, base: Path) -> Path:
     shutil.copyfile(ROOT / "adapters.py", sub / "student" / "base_adapters.py")
     for path in (ATTACKS / name).rglob("*"):
         if path.is_file() and "__pycache__" not in path.parts:
-            target = sub / path.relative_to(ATTACKS / name)
+            # "x.attack" becomes "x": conftest.py and friends stay inert in this repository
+            target = sub / str(path.relative_to(ATTACKS / name)).removesuffix(".attack")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
+    if name in ODD_NAMES:
+        for where in (sub, sub / "student"):
+            for odd in ODD_NAMES[name]:
+                (where / os.fsdecode(odd)).write_text("x = 1\n")
+    if not (sub / "adapters.py").exists():  # a control: the honest code alone
+        (sub / "adapters.py").write_text("from student.base_adapters import *  # noqa: F401,F403\n")
     return sub
 
 
-def grade(name: str, base: Path) -> dict:
+ODD_NAMES = {
+    "odd_file_names": [
+        b"new\nline.py", b"\xff\xfe not utf-8.py", b"a" * 252 + b".py", b"-rf", b"it's \"quoted\" & spaced.py",
+        b"..\\..\\escape.py", b"...", b"\x1b[31mred.py", b"tab\tname.py",
+    ],
+}
+
+
+def grade(name: str, base: Path, tests: list[str] = TESTS, config_name: str = "grading.yaml", run: str = "") -> dict:
     sub = build(name, base)
-    results = base / name / "results" / "results.json"
-    config = base / "grading.yaml"
+    results = base / name / f"results{run}" / "results.json"
+    config = base / config_name
     env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "BPE_"))}
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
-         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--tests", *TESTS],
+         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--tests", *tests,
+         *(EXTRA_TESTS.get(name, []) if tests is TESTS else [])],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=GRADE_LIMIT + 60,
     )
     seconds = time.monotonic() - start
@@ -149,7 +181,8 @@ def graded(tmp_path_factory):
 
 
 def test_every_attack_folder_has_an_expectation():
-    assert sorted(p.name for p in ATTACKS.iterdir() if p.is_dir() and not p.name.startswith(("_", "."))) == sorted(EXPECT)
+    folders = sorted(p.name for p in ATTACKS.iterdir() if p.is_dir() and not p.name.startswith(("_", ".")))
+    assert folders == sorted([*EXPECT, *SOLO])
 
 
 # attacks on files: only a grader running as root can hide them (a private root directory)
@@ -201,3 +234,66 @@ def test_no_attack_leaves_a_process_behind(graded):
         except OSError:
             pass
     assert not leftovers, f"processes left running: {leftovers}"
+
+
+# ---- attacks graded alone, because they disturb whatever runs beside them --------------------
+
+SOLO = {"cpu_burner"}
+SPEED_TEST = "tests/hidden/test_train_bpe_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit"
+WARM_UP = "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte"  # starts the worker first
+SPEED_CONFIG = """\
+version: 1
+total: 20
+timeout: 120
+hidden_output: full
+isolation:
+  call_timeout: 30
+  memory_mb: 2048
+  cpu_seconds: 120
+  max_processes: 32
+  output_bytes: 100000
+groups:
+  - name: speed
+    title: speed
+    points: 10
+    markers: [speed]
+  - name: warm_up
+    title: a call before the speed test
+    points: 10
+    select: ["tests/public/*"]
+"""
+REFERENCE_TIME = re.compile(r"reference ([0-9.]+) s \(best of 3, timed with the submission's (\d+) process\(es\) stopped\)")
+
+
+def _speed_line(out: dict) -> tuple[float, int, str]:
+    test = next(t for t in out["results"]["tests"] if "speed" in t["name"])
+    found = REFERENCE_TIME.search(test["output"])
+    assert found, f"no reference time in the speed test's output:\n{test['output']}\n{out['stderr']}"
+    return float(found.group(1)), int(found.group(2)), test["output"].splitlines()[0]
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="without root, processes that left the worker's group cannot be found")
+def test_cpu_burner_cannot_slow_the_reference_timing(tmp_path):
+    """Background processes that left the worker's process group burn every core while the
+    speed test runs: they are stopped while the reference is timed, so the reference time
+    (and the limit it sets) stays within 1.5x of a quiet run's, graded the same way."""
+    (tmp_path / "speed.yaml").write_text(SPEED_CONFIG)
+    quiet = grade("control_honest", tmp_path, [WARM_UP, SPEED_TEST], "speed.yaml")
+    burned = grade("cpu_burner", tmp_path, [WARM_UP, SPEED_TEST], "speed.yaml")
+    quiet_ref, _, quiet_line = _speed_line(quiet)
+    burned_ref, stopped, burned_line = _speed_line(burned)
+    context = f"quiet: {quiet_line}\nburner: {burned_line}"
+    assert burned["rc"] == 0 and burned["seconds"] < GRADE_LIMIT, context
+    assert stopped >= 1 + 6, f"the burners were not all stopped\n{context}"
+    assert burned_ref <= 1.5 * quiet_ref, f"the burner slowed the reference timing down\n{context}"
+    assert quiet["results"]["score"] == pytest.approx(20), f"the honest run must pass\n{context}"
+    assert burned["results"]["score"] == pytest.approx(20), f"the honest code under the burner must pass\n{context}"
+    leftovers = [p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline") if _burner(p)]
+    assert not leftovers, f"burners still running after grading: {leftovers}"
+
+
+def _burner(cmdline: Path) -> bool:
+    try:
+        return b"bpe-attack-cpu-burner" in cmdline.read_bytes()
+    except OSError:
+        return False
