@@ -249,9 +249,9 @@ class Implementation:
     def probe(self, probe: str, *args: Any) -> Any:
         return self.backend.probe(probe, None, args)
 
-    def paused(self) -> contextlib.AbstractContextManager[int]:
+    def paused(self) -> contextlib.AbstractContextManager[int | None]:
         """A context in which no process of this implementation runs: where it runs in a
-        worker, every process of the worker is stopped until the block ends (in-process there
-        is nothing to stop). It yields how many processes were stopped."""
+        worker, every process of the worker is stopped until the block ends. It yields how
+        many processes were stopped, or None in-process (there is nothing to stop)."""
         pause = getattr(self.backend, "paused", None)
-        return pause() if pause is not None else contextlib.nullcontext(0)
+        return pause() if pause is not None else contextlib.nullcontext(None)
