@@ -29,10 +29,13 @@ What the worker cannot do, and how:
 * read the tests: see above; it is also given no path into the harness (files passed as
   paths are copied into the sandbox and the argument rewritten).
 
-Without root the worker runs as the grader's own user: limits still apply (``RLIMIT_NPROC``
+Without root the worker gets the same private root inside unprivileged user, mount and pid
+namespaces (:mod:`grader.userns`), where the kernel allows them: the process started here then
+only supervises, and the worker's own pid (its grandchild) is used for ``/proc`` reads. Where
+the kernel refuses, it runs as the grader's own user: limits still apply (``RLIMIT_NPROC``
 then counts all of that user's processes, so it is set to their current number plus
 ``max_processes``), but files readable by that user cannot be hidden and stray children
-that leave the process group cannot be swept up by user id.
+that leave the process group cannot be swept up by user id (the isolation line says weak).
 """
 
 from __future__ import annotations
@@ -68,7 +71,7 @@ from .stream import Stream
 from .worker import fast_dumps, plain_copy
 
 GRADER_DIR = Path(__file__).resolve().parent
-HARNESS_FILES = ("values.py", "probes.py", "worker.py", "stand_ins.py")
+HARNESS_FILES = ("values.py", "probes.py", "worker.py", "stand_ins.py", "userns.py")
 SPIN_SECONDS = 0.002  # see default_spin
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 MESSAGE_CHARS = 4000  # characters of a submission's exception message (and traceback) kept
@@ -101,6 +104,7 @@ class IsolationLimits:
     stream_ids: int = 200_000_000  # ids one encode_iterable may send (also: at most one per input byte)
     reply_bytes: int = 64 << 20  # longest reply read from a worker
     reply_values: int = 4_000_000  # most values (commas + 1) in one reply: bounds the memory parsing it
+    work_mb: int = 256  # size of the worker's work folder (HOME, TMPDIR; a tmpfs in its private root)
 
     @classmethod
     def from_mapping(cls, data: dict | None) -> "IsolationLimits":
@@ -217,6 +221,31 @@ CONFINEMENT: list[str | None] = [None]  # how the last started worker is isolate
 _LIVE: "set[WorkerBackend]" = set()  # strong references: every worker is stopped at exit
 
 
+def _end_namespace(init: int) -> None:
+    """Kill process 1 of a worker's pid namespace (the kernel then kills every process in it)
+    and wait, up to 5 s, until it is gone or a zombie: nothing of the worker runs after that."""
+    try:
+        os.kill(init, signal.SIGKILL)
+    except OSError:
+        return
+    for _ in range(500):
+        try:
+            with open(f"/proc/{init}/stat") as f:
+                if f.read().rpartition(")")[2].split()[0] in ("Z", "X"):
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
+def _own_namespaces(pid: int, kinds: tuple[str, ...] = ("user", "mnt", "pid")) -> bool:
+    """Whether ``pid`` is in namespaces of these kinds other than this process's."""
+    try:
+        return all(os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}") for ns in kinds)
+    except OSError:
+        return False
+
+
 def restart_workers(keep: str = "reference") -> None:
     """Stop the workers of every backend but those labelled ``keep``; the next call starts a
     fresh one (its tokenizers are made again there, without counting as a death)."""
@@ -257,6 +286,7 @@ class _Process:
         self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
         leftovers.record(sandbox=str(self.sandbox))
         self.proc: subprocess.Popen | None = None
+        self.init_pid: int | None = None  # process 1 of the worker's pid namespace, if it has one
         self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
         try:
             self._start(backend)
@@ -312,6 +342,7 @@ class _Process:
             "python_dirs": python_dirs,
             "forbidden": backend.forbidden,
             "private_root": backend.private_root,
+            "namespaces": backend.namespaces,
             "limits": asdict(self.limits),
             "spin": self.spin,
         }
@@ -340,8 +371,9 @@ class _Process:
         finally:
             for fd in (req_r, resp_w, out_w):
                 os.close(fd)
-        self.pid = self.proc.pid
-        leftovers.record(pid=self.pid, uid=self.uid)
+        self.pid = self.pgid = self.proc.pid  # pid: the worker's own (see _adopt_inner_pid)
+        self.init_pid = None  # process 1 of the worker's pid namespace, if it has one
+        leftovers.record(pid=self.pid, uid=self.uid)  # its process group holds the namespace too
         # the configuration names the folders to hide: sent on the pipe, never in the argv
         # that every process can read from /proc/<pid>/cmdline
         _write_all(self.req_w, (json.dumps(config) + "\n").encode("utf-8"))
@@ -359,12 +391,24 @@ class _Process:
         if ready[0] != "ready" or len(ready) != 3 or type(ready[2]) is not dict:
             raise self.violation(f"did not start properly ({ready!r:.200})")
         self.info = ready[2]
+        self._adopt_inner_pid()
         CONFINEMENT[0] = self.confinement()  # read while the worker waits, alive, for "go"
         self.send(["go", 0])
         hello = self.recv(0, wait, "starting (importing adapters.py)")
         if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
             raise self.violation(f"did not start properly ({hello!r:.200})")
         backend.note_loaded(hello[2])
+
+    def _adopt_inner_pid(self) -> None:
+        """In namespaces (:mod:`grader.userns`) the process started here only supervises; the
+        worker is its grandchild. Its pid, as the worker reports it, is used for ``/proc``
+        reads once checked to be that grandchild."""
+        pid = self.info.get("host_pid")
+        if type(pid) is not int or pid <= 0:
+            return
+        init = _status_kb(pid, "PPid")
+        if init is not None and _status_kb(init, "PPid") == self.proc.pid:
+            self.pid, self.init_pid = pid, init
 
     # -- output --
 
@@ -376,7 +420,13 @@ class _Process:
         except OSError as err:
             return f"unknown ({err.strerror})"
         if root == str(self.sandbox / "root") and uid != os.geteuid():
-            return "own user id, private root directory (the system, Python and the sandbox only)"
+            pids = ", own pid namespace" if self.init_pid is not None and _own_namespaces(self.pid, ("pid",)) else ""
+            return "own user id, private root directory (the system, Python and the sandbox only)" + pids
+        if root == str(self.sandbox / "root") and self.pid != self.proc.pid and _own_namespaces(self.pid):
+            return (
+                "own user, mount and pid namespaces (not root), private root directory "
+                "(the system, Python and the sandbox only)"
+            )
         notes = self.info.get("notes") if type(self.info.get("notes")) is list else []
         why = "; ".join(str(n) for n in notes[:3])[:300]
         if uid != os.geteuid() and type(self.info.get("closed")) is list and self.info["closed"]:
@@ -553,14 +603,22 @@ class _Process:
         return self.death is None and self.proc is not None and self.proc.poll() is None
 
     def kill(self) -> None:
-        """SIGTERM the process group, SIGKILL after the grace, then sweep the user id."""
+        """SIGTERM the process group, SIGKILL after the grace, then sweep the user id. A
+        worker in its own pid namespace is ended as a whole first (its supervisor then reaps
+        the namespace's process 1 and exits, so no zombie is left to the machine's init)."""
         if self.proc is None:  # it never started
             if self.death is None:
                 self.death = "stopped"
             return
+        if self.init_pid is not None and self.proc.poll() is None:
+            _end_namespace(self.init_pid)
+            try:
+                self.proc.wait(timeout=max(self.limits.term_grace, 1.0))
+            except subprocess.TimeoutExpired:
+                pass
         if self.proc.poll() is None:
             try:
-                os.killpg(self.pid, signal.SIGTERM)
+                os.killpg(self.pgid, signal.SIGTERM)
             except (ProcessLookupError, PermissionError):
                 pass
             try:
@@ -568,13 +626,15 @@ class _Process:
             except subprocess.TimeoutExpired:
                 pass
         try:
-            os.killpg(self.pid, signal.SIGKILL)  # what is left of the group, worker or not
+            os.killpg(self.pgid, signal.SIGKILL)  # what is left of the group, worker or not
         except (ProcessLookupError, PermissionError):
             pass
         try:
             self.proc.wait(timeout=5)
         except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
             pass
+        if self.init_pid is not None:
+            _end_namespace(self.init_pid)
         if self.uid is not None:
             # children that left the process group (setsid, double fork) still run as this uid
             uids.sweep(self.uid)
@@ -622,11 +682,13 @@ class WorkerBackend:
         spin: float | None = None,
         private_root: bool = True,
         forbidden: Iterable[str] | None = None,
+        namespaces: bool = True,
     ) -> None:
         self.package = impl
         # modules the worker cannot import (grading.yaml forbidden_modules; None: the defaults)
         self.forbidden = list(FORBIDDEN_MODULES if forbidden is None else forbidden)
         self.private_root = private_root  # False: as in a container that refuses mount namespaces
+        self.namespaces = namespaces  # False: not root and no user namespaces, as where the kernel refuses them
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()
         if self.source_root == ROOT:  # this checkout: only adapters.py and the package in use

@@ -60,7 +60,9 @@ def worker_python(keep_out: Iterable[Path]) -> tuple[list[str], list[str]]:
     ``keep_out`` are folders whose contents the worker must not see (the harness checkout,
     the submission, the folders holding them). An entry that holds one of them is left out;
     an entry inside one is left out too, unless it lies inside an installation folder (a
-    ``.venv`` in the checkout: its site-packages yes, the checkout's tests no)."""
+    ``.venv`` in the checkout: its site-packages yes, the checkout's tests no). An entry
+    that is itself a checkout of the harness (it holds ``grading.yaml`` or ``reference/``) is
+    always left out."""
     keep = [_real(p) for p in keep_out]
     installs = prefixes()
     path: list[str] = []
@@ -70,6 +72,8 @@ def worker_python(keep_out: Iterable[Path]) -> tuple[list[str], list[str]]:
             continue
         if any(_within(k, real) for k in keep):
             continue  # "/", a home directory, the checkout itself (editable installs)
+        if (real / "grading.yaml").exists() or (real / "reference").is_dir():
+            continue  # another checkout of the harness (an editable install of a sibling)
         if any(_within(real, k) for k in keep) and not any(_within(real, p) for p in installs):
             continue
         path.append(str(real))

@@ -9,9 +9,11 @@ and ``probes.py`` as a private ``grader`` package. Nothing else of the harness i
 directory), the locale and ``BPE_IMPL``.
 
 Before any submission code is imported, :func:`harden` applies the limits (``RLIMIT_AS``,
-``RLIMIT_CPU``, ``RLIMIT_NPROC``, ``RLIMIT_FSIZE``, no core files) and, when started as
-root, moves into a private root directory (:func:`confine`: the system, Python and the
-sandbox, nothing else of the machine) and drops to an unprivileged user id.
+``RLIMIT_CPU``, ``RLIMIT_NPROC``, ``RLIMIT_FSIZE``, no core files) and moves into a private
+root directory (:func:`confine`: the system, Python and the sandbox, nothing else of the
+machine): when started as root, then dropping to an unprivileged user id; otherwise inside
+unprivileged user, mount and pid namespaces (:mod:`grader.userns`), then dropping every
+capability. The forbidden modules are covered there and refused by an import hook.
 
 Protocol: one line of tagged JSON (:func:`grader.values.wire_dumps`) per message, over two
 dedicated pipe descriptors (never stdout, which is the submission's, captured with a cap by
@@ -73,18 +75,45 @@ def harden(config: dict) -> dict:
         libc = None
         notes.append(f"no libc ({err}): no mount namespace, no prctl")
 
+    nproc_extra = None
     if libc is not None:
-        if os.geteuid() != 0:
+        if os.geteuid() != 0 and config.get("private_root", True) and config.get("namespaces", True):
+            # not root: unprivileged user, mount and pid namespaces, where the kernel allows them
+            from . import userns
+
+            nproc_extra = _count_processes(os.getuid())  # while this is still the machine's /proc
+            try:
+                done["host_pid"] = userns.enter(libc, list(config["fds"]))
+            except OSError as err:
+                notes.append(f"not root, and {err.strerror}: no private root directory; the worker sees what this user sees")
+            else:
+                try:
+                    done["root"] = confine(libc, config, own_proc=True)
+                except OSError as err:
+                    notes.append(f"no private root directory: {err}")
+                userns.drop_capabilities(libc)  # the namespace's mount and chroot rights, gone
+        elif os.geteuid() != 0:
             notes.append("not root: no private root directory; the worker sees what this user sees")
         elif not config.get("private_root", True):
             notes.append("the private root directory is turned off")
-        elif libc.unshare(CLONE_NEWNS) != 0:
-            notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}; no private root directory")
         else:
+            # root: mount and pid namespaces (a /proc of its own, nothing left when it ends),
+            # or a mount namespace only where pid namespaces are refused
+            from . import userns
+
+            own_proc = False
             try:
-                done["root"] = confine(libc, config)
-            except OSError as err:
-                notes.append(f"no private root directory: {err}")
+                done["host_pid"] = userns.enter(libc, list(config["fds"]), user=False)
+                own_proc = True
+            except OSError:
+                pass
+            if not own_proc and libc.unshare(CLONE_NEWNS) != 0:
+                notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}; no private root directory")
+            else:
+                try:
+                    done["root"] = confine(libc, config, own_proc=own_proc)
+                except OSError as err:
+                    notes.append(f"no private root directory: {err}")
 
     if "root" not in done and os.geteuid() == 0 and config.get("uid") is not None:
         # no private root (a container without CAP_SYS_ADMIN, like most autograder images):
@@ -127,7 +156,7 @@ def harden(config: dict) -> dict:
         else:
             # the limit counts every process of this user id; with a dedicated id that is the
             # worker's own processes, otherwise the grader's user already has some
-            extra = 0 if uid is not None else _count_processes(os.getuid())
+            extra = 0 if uid is not None else (nproc_extra if nproc_extra is not None else _count_processes(os.getuid()))
             setlimit("RLIMIT_NPROC", extra + int(limits["max_processes"]))
     if libc is not None:
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binaries (su, sudo) from here
@@ -162,7 +191,7 @@ SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "
 OPTIONAL_DIRS = ("/sys",)  # nice to have (CPU topology); some containers refuse to bind it
 
 
-def confine(libc, config: dict) -> str:
+def confine(libc, config: dict, own_proc: bool = False) -> str:
     """Give the worker a root directory of its own and ``chroot`` into it.
 
     The new root is an empty tmpfs holding, at their own paths: the system directories
@@ -170,8 +199,12 @@ def confine(libc, config: dict) -> str:
     a private ``/tmp``, and the sandbox. Nothing else of the machine is there: not the
     harness, not other checkouts of it, not home directories. Paths the trusted side asks to
     hide that still fall inside one of those directories are covered by empty mounts.
-    Must run as root in a private mount namespace; the caller then drops to another user id,
-    which cannot ``chroot`` back out."""
+    ``/dev/shm`` is a small tmpfs of its own and the sandbox's ``work`` folder a tmpfs of
+    ``limits.work_mb`` (both gone with the namespace). ``own_proc``: the worker is in a pid
+    namespace of its own (:mod:`grader.userns`) and gets a fresh ``/proc`` showing only it.
+    Must run with mount rights in a private mount namespace (root, or a user namespace); the
+    caller then drops to another user id or drops its capabilities, so it cannot ``chroot``
+    back out."""
     import ctypes
 
     def mount(src, dst: str, fstype, flags: int, data=None) -> None:
@@ -179,6 +212,7 @@ def confine(libc, config: dict) -> str:
         if libc.mount(enc(src), enc(dst), enc(fstype), flags, enc(data)) != 0:
             raise OSError(ctypes.get_errno(), f"mount {src or ''} on {dst}: {os.strerror(ctypes.get_errno())}")
 
+    mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted below reaches the machine's namespace
     root = os.path.join(config["sandbox"], "root")
     os.mkdir(root, 0o755)
     mount("tmpfs", root, "tmpfs", MS_NOSUID | MS_NODEV, "size=1m,mode=0755")
@@ -209,7 +243,14 @@ def confine(libc, config: dict) -> str:
         except OSError:
             pass
     place("/dev", writable=True, recursive=True, devices=True)
-    place("/proc", writable=True, recursive=True)
+    if os.path.isdir(root + "/dev/shm"):  # shared memory of its own, not the machine's
+        mount("tmpfs", root + "/dev/shm", "tmpfs", MS_NOSUID | MS_NODEV, "size=64m,mode=1777")
+    if own_proc:
+        os.makedirs(root + "/proc", mode=0o755, exist_ok=True)
+        mount("proc", root + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        placed.append("/proc (its own processes only)")
+    else:
+        place("/proc", writable=True, recursive=True)
     os.makedirs(root + "/tmp", exist_ok=True)
     mount("tmpfs", root + "/tmp", "tmpfs", MS_NOSUID | MS_NODEV, "size=256m,mode=1777")
     # after /tmp: a venv under /tmp shows through the private /tmp, not under it
@@ -219,6 +260,12 @@ def confine(libc, config: dict) -> str:
         place(path)
     sandbox = os.path.realpath(config["sandbox"])
     place(sandbox, writable=True)  # not recursive: its "root" folder shows empty inside
+    work_mb = int(config.get("limits", {}).get("work_mb") or 0)
+    if work_mb and os.path.isdir(root + os.path.realpath(config["work_dir"])):
+        owner = config.get("uid") if config.get("uid") is not None else os.getuid()
+        group = config.get("gid") if config.get("gid") is not None else os.getgid()
+        mount("tmpfs", root + os.path.realpath(config["work_dir"]), "tmpfs", MS_NOSUID | MS_NODEV,
+              f"size={work_mb}m,mode=0700,uid={owner},gid={group}")
     for path in config.get("hide", []):
         inside = root + os.path.realpath(path)
         if os.path.isdir(inside) and not (sandbox + "/").startswith(os.path.realpath(path) + "/"):
@@ -242,7 +289,7 @@ def confine(libc, config: dict) -> str:
     mount(None, root, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chroot(root)
     os.chdir("/")
-    return "private root: " + ", ".join(placed) + ", /tmp (empty)"
+    return "private root: " + ", ".join(placed) + ", /tmp (empty), /dev/shm (empty)"
 
 
 def forbidden_files(names: list[str], dirs: list[str]) -> list[str]:

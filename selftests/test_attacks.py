@@ -85,6 +85,7 @@ EXPECT: dict[str, dict[str, str]] = {
     # so what runs after them in that worker fails too: the submission only hurts itself
     "patch_harness": {"merge": CONTROL, "pairs": ANY, "byte": ANY},
     "forge_results": {"merge": CONTROL, **_untouched},
+    "forge_report": {"merge": CONTROL, **_untouched},
     "read_hidden": {"merge": CONTROL, **_untouched},
     "lying_values": {"merge": ZERO, "pairs": ZERO, "byte": FULL},
     "print_100mb": {"merge": FULL, **_untouched},
@@ -187,7 +188,7 @@ def test_every_attack_folder_has_an_expectation():
 
 # attacks on files: only a grader running as root can hide them (a private root directory)
 # and protect them (another user id) from the worker
-NEED_ROOT = {"read_hidden", "forge_results", "tamper_fixtures"}
+NEED_ROOT = {"read_hidden", "forge_results", "forge_report", "tamper_fixtures"}
 CONFINED = "isolation: own user id, private root directory"
 
 

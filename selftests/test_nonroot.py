@@ -1,0 +1,201 @@
+"""Grading as an ordinary user (issues 13 and 18): user, mount and pid namespaces, not `weak`.
+
+Run as root, these tests grade as an unprivileged user id (a numeric id with no account:
+``setpriv --reuid``, so the machine's user list is left alone). The interpreter and the
+checkout may sit below folders closed to other users (``/root`` here): the grade command runs
+in a private mount namespace where each such folder is replaced by an empty one showing only
+the paths the grade needs. There, the isolation line must not say ``weak``, and the attacks
+that read files, forge the report or the results, or leave processes behind must gain
+nothing: the worker cannot see the grader's ``/proc`` (no ``/proc/<parent>/cwd`` route to the
+reference, no command line naming the report) and everything it started ends with it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import stat
+import subprocess
+import sys
+import tempfile
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from grader.pyenv import environment_path
+
+from . import test_attacks as A
+from .support import ROOT
+
+USER_ID = 1_899_000_123  # below the workers' ids (grader.isolation.UID_BASE)
+# forge_report also leaves a child behind (it keeps rewriting the report for two minutes)
+ATTACKS = ["read_hidden", "forge_report"]
+NAMESPACES = "isolation: own user, mount and pid namespaces (not root), private root directory"
+
+
+def _can_run() -> str | None:
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return "needs root to become an unprivileged user"
+    for tool in ("unshare", "setpriv"):
+        if shutil.which(tool) is None:
+            return f"needs {tool} (util-linux)"
+    probe = subprocess.run(
+        ["setpriv", f"--reuid={USER_ID}", f"--regid={USER_ID}", "--clear-groups", "unshare", "--user", "--mount", "--pid", "--fork", "true"],
+        capture_output=True, text=True,
+    )
+    if probe.returncode != 0:
+        return f"the kernel refuses unprivileged user namespaces here ({probe.stderr.strip()[:100]})"
+    return None
+
+
+pytestmark = [pytest.mark.skipif(_can_run() is not None, reason=str(_can_run())), pytest.mark.timeout(900)]
+
+
+def _needed() -> list[Path]:
+    """The outermost of the paths the grade needs (no path inside another: a mount inside a
+    mount would be locked to it in the worker's namespaces)."""
+    paths = [Path(sys.base_prefix), Path(sys.prefix), ROOT, *map(Path, environment_path())]
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        paths.append(Path(os.environ["TIKTOKEN_CACHE_DIR"]))
+    paths = sorted({p.resolve() for p in paths if p.exists()}, key=lambda p: len(p.parts))
+    outer: list[Path] = []
+    for p in paths:
+        if not any(o == p or o in p.parents for o in outer):
+            outer.append(p)
+    return outer
+
+
+def _closed_ancestor(path: Path) -> Path | None:
+    for folder in [*reversed(path.parents), path]:
+        if folder != Path("/") and not os.stat(folder).st_mode & stat.S_IXOTH:
+            return folder
+    return None
+
+
+def as_user(args: list[str], stage: Path) -> list[str]:
+    """A command running ``args`` as USER_ID, in a mount namespace where every folder closed to
+    others on the way to the interpreter, the checkout or the GPT-2 cache is replaced by an
+    empty one showing just those paths."""
+    lines = ["set -e"]
+    closed: dict[Path, list[Path]] = {}
+    for path in _needed():
+        top = _closed_ancestor(path)
+        if top is not None:
+            closed.setdefault(top, []).append(path)
+    for n, (top, inside) in enumerate(sorted(closed.items())):
+        keep = stage / f"keep{n}"
+        lines.append(f"mkdir -p '{keep}' && mount --bind '{top}' '{keep}'")
+        lines.append(f"mount -t tmpfs -o mode=755,size=1m tmpfs '{top}'")
+        for path in sorted(set(inside)):
+            rel = path.relative_to(top)
+            lines.append(f"mkdir -p '{path}' && mount --bind '{keep / rel}' '{path}'")
+    env = {"PATH": "/usr/local/bin:/usr/bin:/bin", "HOME": str(stage / "home"), "USER": "bpe-nonroot", "LANG": "C.UTF-8"}
+    if os.environ.get("TIKTOKEN_CACHE_DIR"):
+        env["TIKTOKEN_CACHE_DIR"] = os.environ["TIKTOKEN_CACHE_DIR"]
+    inner = ["setpriv", f"--reuid={USER_ID}", f"--regid={USER_ID}", "--clear-groups", "env", "-i",
+             *(f"{k}={v}" for k, v in env.items()), *args]
+    lines.append("exec " + " ".join(f"'{a}'" for a in inner))
+    return ["unshare", "--mount", "--propagation", "private", "sh", "-c", "\n".join(lines)]
+
+
+@pytest.fixture(scope="module")
+def stage():
+    base = Path(tempfile.mkdtemp(prefix="bpe-nonroot-"))
+    os.chmod(base, 0o755)
+    (base / "home").mkdir()
+    os.chown(base / "home", USER_ID, USER_ID)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def grade_as_user(stage: Path, name: str, *args: str) -> tuple[subprocess.CompletedProcess, dict | None]:
+    out = stage / "out" / name
+    out.mkdir(parents=True)
+    os.chown(out, USER_ID, USER_ID)
+    results = out / "results.json"
+    cmd = as_user([sys.executable, "-m", "grader", "grade", *args, "--results", str(results), "--quiet"], stage)
+    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=A.GRADE_LIMIT + 60, stdin=subprocess.DEVNULL)
+    data = json.loads(results.read_text()) if results.is_file() else None
+    return proc, data
+
+
+@pytest.fixture(scope="module")
+def graded(stage):
+    """The reference and the attacks, graded as the unprivileged user (two at a time)."""
+    (stage / "grading.yaml").write_text(A.CONFIG)
+    for name in ATTACKS:
+        A.build(name, stage / "attacks")
+    for path in [stage / "attacks", *(stage / "attacks").rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+
+    def one(name: str):
+        sub = stage / "attacks" / name / "submission"
+        return grade_as_user(stage, name, "--submission", str(sub), "--config", str(stage / "grading.yaml"), "--tests", *A.TESTS)
+
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        return dict(zip(ATTACKS, pool.map(one, ATTACKS)))
+
+
+def scores(data: dict) -> dict[str, tuple[float, float]]:
+    groups: dict[str, tuple[float, float]] = {}
+    for t in data["tests"]:
+        got, most = groups.get(t["tags"][0], (0.0, 0.0))
+        groups[t["tags"][0]] = (got + t["score"], most + t["max_score"])
+    return groups
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_attacks_gain_nothing_as_an_ordinary_user(graded, name):
+    """Graded as an ordinary user, confined by namespaces (not weak): the attacked group
+    scores only what the fallback both attacks share (returning no merges) earns, below full
+    marks (a successful attack answers correctly: full marks); the untouched groups, run by
+    the reference solution under it, keep full marks."""
+    proc, data = graded[name]
+    context = f"{name}: rc={proc.returncode}\n{proc.stderr[-2000:]}"
+    assert proc.returncode == 0 and data is not None and data.get("tests"), context
+    assert NAMESPACES in data["output"] and "weak" not in data["output"], data["output"][-500:]
+    assert "forged" not in json.dumps(data)[:100000]
+    fallback = {n: scores(graded[n][1])["merge"][0] for n in ATTACKS if graded[n][1] and graded[n][1].get("tests")}
+    for group, (got, most) in scores(data).items():
+        assert most > 0, context
+        if A.EXPECT[name].get(group) == A.FULL:
+            assert got == pytest.approx(most), f"{group}: {got}/{most}, expected full marks\n{context}"
+        else:
+            assert got < most and len(set(fallback.values())) == 1, f"{group}: {got}/{most}; fallbacks {fallback}\n{context}"
+
+
+def test_nothing_the_workers_started_outlives_grading(graded):
+    leftovers = []
+    for cmdline in Path("/proc").glob("*/cmdline"):
+        try:
+            state = (cmdline.parent / "stat").read_text().rpartition(")")[2].split()[0]
+            if state not in ("Z", "X") and os.stat(cmdline.parent).st_uid == USER_ID:  # zombies run nothing
+                leftovers.append(f"{cmdline.parent.name} {state} {cmdline.read_bytes()[:100]!r}")
+        except OSError:
+            pass
+    assert not leftovers, f"processes left running: {leftovers}"
+
+
+CONTROL_SCRIPT = """
+import json, sys
+from grader.isolation import WorkerBackend
+out = {}
+for namespaces in (True, False):
+    b = WorkerBackend("student", sys.argv[1], namespaces=namespaces)
+    out[str(namespaces)] = [b.call("run_merge", ([1, 2, 1, 2], [1, 2], 3), False), b.sandbox_info.get("notes")]
+    b.close()
+print(json.dumps(out))
+"""
+
+
+def test_without_namespaces_the_proc_route_to_the_reference_is_open(graded, stage):
+    """The control: the same user, with namespaces turned off (as where the kernel refuses
+    them), reads the reference through /proc; with them it cannot."""
+    sub = stage / "attacks" / "read_hidden" / "submission"
+    proc = subprocess.run(as_user([sys.executable, "-c", CONTROL_SCRIPT, str(sub)], stage), cwd=ROOT,
+                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["True"][0] == [] and seen["False"][0] == [3, 3], seen
