@@ -293,7 +293,8 @@ def test_feedback_never_shows_the_harness_report_or_other_submissions_paths(grad
     assert "mounts/parent" in graded_cases[HANGING]["output"], out["context"]
     shown = json.dumps(out["results"])
     base = out["base"]
-    assert "<harness>" in shown and "<grading>" in shown, out["context"]  # found, and hidden
+    if "own pid namespace" not in shown:  # with one, the grader's command lines are out of its sight
+        assert "<harness>" in shown and "<grading>" in shown, out["context"]  # found, and hidden
     for secret in (str(ROOT), str(ROOT.parent), str(base), str(base.parent), str(base / "out"), "bpe-grade-"):
         assert secret not in shown, f"{secret} appears in the feedback\n{out['context']}"
 
