@@ -8,6 +8,8 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from .values import short_repr
+
 
 @dataclass(frozen=True)
 class SpeedPolicy:
@@ -47,11 +49,6 @@ def speed_report(what: str, seconds: float, reference: float, policy: SpeedPolic
     )
 
 
-def _short(value: Any, limit: int = 60) -> str:
-    text = repr(value)
-    return text if len(text) <= limit else text[: limit - 3] + "..."
-
-
 def result_difference(expected: Any, actual: Any, where: str = "result") -> str | None:
     """None when ``actual == expected`` with the same types throughout; otherwise one short
     line naming the first place they differ (never whole values)."""
@@ -62,16 +59,16 @@ def result_difference(expected: Any, actual: Any, where: str = "result") -> str 
     if isinstance(expected, Mapping):
         for key in expected:
             if key not in actual:
-                return f"{where} lacks the key {_short(key)} ({len(expected)} keys expected, {len(actual)} returned)"
-            inner = result_difference(expected[key], actual[key], f"{where}[{_short(key)}]")
+                return f"{where} lacks the key {short_repr(key, 60)} ({len(expected)} keys expected, {len(actual)} returned)"
+            inner = result_difference(expected[key], actual[key], f"{where}[{short_repr(key, 60)}]")
             if inner:
                 return inner
         extra = next(k for k in actual if k not in expected)
-        return f"{where} has the unexpected key {_short(extra)}"
+        return f"{where} has the unexpected key {short_repr(extra, 60)}"
     if isinstance(expected, Sequence) and not isinstance(expected, (str, bytes)):
         for i, (e, a) in enumerate(zip(expected, actual)):
             inner = result_difference(e, a, f"{where}[{i}]")
             if inner:
                 return inner
         return f"{where} has {len(actual)} items, {len(expected)} expected"
-    return f"{where} is {_short(actual)}, expected {_short(expected)}"
+    return f"{where} is {short_repr(actual, 60)}, expected {short_repr(expected, 60)}"
