@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -295,8 +296,12 @@ def test_feedback_never_shows_the_harness_report_or_other_submissions_paths(grad
     base = out["base"]
     if "own pid namespace" not in shown:  # with one, the grader's command lines are out of its sight
         assert "<harness>" in shown and "<grading>" in shown, out["context"]  # found, and hidden
-    for secret in (str(ROOT), str(ROOT.parent), str(base), str(base.parent), str(base / "out"), "bpe-grade-"):
-        assert secret not in shown, f"{secret} appears in the feedback\n{out['context']}"
+    assert "bpe-grade-" not in shown, f"bpe-grade- appears in the feedback\n{out['context']}"
+    for secret in (str(ROOT), str(ROOT.parent), str(base), str(base.parent), str(base / "out")):
+        # a whole path, not a tail of another one: with the checkout at /work/x, the secret
+        # "/work" is also the tail of the sandbox's own ".../bpe-worker-abc/work"
+        as_path = re.compile(r"(?<![\w.-])" + re.escape(secret) + r"(?![\w.-])")
+        assert not as_path.search(shown), f"{secret} appears in the feedback\n{out['context']}"
 
 
 SNOOP = '''
