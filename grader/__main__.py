@@ -7,7 +7,7 @@ import os
 import sys
 from pathlib import Path
 
-from . import ROOT
+from harness import ROOT
 
 
 def build_parser() -> argparse.ArgumentParser:

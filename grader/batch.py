@@ -32,8 +32,8 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
 
-from . import ROOT
-from . import submission as S
+from harness import ROOT
+from harness import submission as S
 from .config import Config, ConfigError, load_config
 from .results import failure_json, write_json
 
@@ -158,7 +158,7 @@ def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_file
 
 
 def copy_folder(src: Path, dest: Path) -> list[str]:
-    """Copy a submission folder as grading does (:func:`grader.submission.copy_submission`:
+    """Copy a submission folder as grading does (:func:`harness.submission.copy_submission`:
     links kept only inside it, hard links to files outside it left out, caches and virtual
     environments skipped); returns what was left out. ``Rejected`` when it is too big."""
     try:
@@ -268,7 +268,7 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
     log = opts.out / "logs" / f"{sub.student}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (grader.isolation.default_spin)
+    if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.isolation.default_spin)
         env.setdefault("BPE_GRADER_SPIN", "0")
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -21,7 +21,7 @@ import tempfile
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ROOT
+from harness import ROOT
 from .feedback import KNOWN_BUG, first_divergence
 
 

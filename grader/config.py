@@ -14,13 +14,12 @@ from typing import Any
 
 import yaml
 
-from .timing import SpeedPolicy
+from harness.timing import SpeedPolicy
+from sandbox.forbidden import FORBIDDEN_MODULES
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 HIDDEN_OUTPUT = ("full", "first_line", "none")
 SEED_POLICIES = ("fixed", "per_submission")
-# libraries that would do the assignment's work: the worker cannot import them
-FORBIDDEN_MODULES = ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 
 

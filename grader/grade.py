@@ -16,7 +16,9 @@ import time
 from dataclasses import dataclass
 from pathlib import Path
 
-from . import ROOT, gpt2_cache, leftovers, redact, use_shared_tiktoken_cache
+from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
+from sandbox import leftovers
+from . import redact
 from .config import ConfigError, load_config
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
@@ -47,7 +49,7 @@ def _say(req: GradeRequest, text: str) -> None:
 def _isolation_available() -> bool:
     import importlib.util
 
-    return importlib.util.find_spec("grader.isolation") is not None
+    return importlib.util.find_spec("sandbox.isolation") is not None
 
 
 def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int) -> list[str]:
@@ -96,7 +98,7 @@ def _stop(proc: subprocess.Popen) -> None:
 def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
     """Lines saying which layout was detected, what the copy left out and which packages
     the submission imports that are not installed here."""
-    from .submission import detect_layout
+    from harness.submission import detect_layout
 
     notes = []
     if req.submission is not None:

@@ -50,7 +50,7 @@ class GradingSession:
         self.policy = load_config(config.getoption("grading_config"))
         config._bpe_speed_policy = self.policy.speed  # read by the check_speed fixture
         config._bpe_isolation = self.policy.isolation
-        from .forbidden import KEY as FORBIDDEN
+        from sandbox.forbidden import KEY as FORBIDDEN
 
         config.stash[FORBIDDEN] = self.policy.forbidden_modules
         self.tests: dict[str, dict] = {}
@@ -68,7 +68,7 @@ class GradingSession:
         """Stopped from outside: end every worker (their processes and sandboxes) and exit;
         the journal already holds every finished test."""
         self.journal.close()
-        isolation = sys.modules.get("grader.isolation")
+        isolation = sys.modules.get("sandbox.isolation")
         if isolation is not None:
             isolation.close_all()
         os._exit(128 + signum)
@@ -76,10 +76,10 @@ class GradingSession:
     def write(self, **extra) -> None:
         self.report_path.parent.mkdir(parents=True, exist_ok=True)
         data = {"tests": list(self.tests.values()), "partial": self.partial, "peak_rss_mb": _peak_rss_mb(), **extra}
-        isolation = sys.modules.get("grader.isolation")
+        isolation = sys.modules.get("sandbox.isolation")
         if isolation is not None and isolation.CONFINEMENT[0]:
             data["isolation"] = isolation.CONFINEMENT[0]
-        loaded = sys.modules.get("grader.submission")
+        loaded = sys.modules.get("harness.submission")
         if loaded is not None and loaded.LOADED:
             data["submission"] = dict(loaded.LOADED)
         if self.error is not None:
@@ -127,7 +127,7 @@ class GradingSession:
         elif self.saw_hidden:
             # the submission's workers have seen hidden material: none of them may run a test
             # whose feedback is visible (what they print or raise could carry it)
-            isolation = sys.modules.get("grader.isolation")
+            isolation = sys.modules.get("sandbox.isolation")
             if isolation is not None:
                 isolation.restart_workers(keep="reference")
             self.saw_hidden = False

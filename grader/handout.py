@@ -1,8 +1,8 @@
 """``python -m grader handout``: the repository students receive, and the autograder bundles.
 
 ``export_handout(out)`` writes the student repository: the ``student/`` stubs,
-``adapters.py``, the public tests with the support modules they import, the parts of
-``grader/`` those need to run under plain ``pytest``, the public fixtures, the public part
+``adapters.py``, the public tests with the support modules they import, the
+student-side ``harness/`` those need to run under plain ``pytest``, the public fixtures, the public part
 of ``grading.yaml``, a ``pyproject.toml``, a README, and a GitHub Classroom workflow. What
 goes in is computed from imports and from ``grading.yaml``, never listed by hand, and the
 export is refused if any function body of ``reference/`` appears in it.
@@ -30,15 +30,14 @@ from pathlib import Path
 
 import yaml
 
-from . import ROOT
+from harness import ROOT
 from .config import Config, load_config
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-# grader modules only instructors need: never shipped to students, even when a shipped
-# module mentions one in a function-level import (plugin.py imports isolation for --isolate)
-INSTRUCTOR_ONLY = {
-    "__main__", "grade", "batch", "handout", "compare", "isolation", "worker", "config", "results", "grading_plugin",
-}
+# the packages students get: the student-side layer of the harness beside the public tests
+# and fixtures; the sandbox and the grader (the layers above it) are never shipped
+STUDENT_SIDE = ("harness", "tests", "fixtures")
+INSTRUCTOR_SIDE = ("sandbox", "grader")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
 PYTHON_VERSION = "3.11"
 
@@ -86,10 +85,9 @@ def public_test_files(root: Path = ROOT) -> list[Path]:
 
 def support_files(root: Path = ROOT) -> list[Path]:
     """Every repository module the public tests and ``tests/conftest.py`` need, found by
-    following their imports (``tests.*``, ``fixtures.*``, ``grader.*`` minus the
-    instructor-only modules), plus the packages' ``__init__.py`` files and the plugin that
+    following their imports into the student-side packages (:data:`STUDENT_SIDE`), plus the packages' ``__init__.py`` files and the plugin that
     ``pyproject.toml`` loads."""
-    start = [root / "tests" / "conftest.py", *public_test_files(root), root / "grader" / "plugin.py"]
+    start = [root / "tests" / "conftest.py", *public_test_files(root), root / "harness" / "plugin.py"]
     seen: set[Path] = set()
     todo = list(start)
     while todo:
@@ -99,9 +97,7 @@ def support_files(root: Path = ROOT) -> list[Path]:
         seen.add(path)
         for name in _imports(path):
             top = name.split(".")[0]
-            if top not in ("tests", "fixtures", "grader"):
-                continue
-            if top == "grader" and len(name.split(".")) > 1 and name.split(".")[1] in INSTRUCTOR_ONLY:
+            if top not in STUDENT_SIDE:
                 continue
             if name.startswith("tests.hidden") or name.startswith("fixtures.hidden"):
                 continue
@@ -276,7 +272,7 @@ dependencies = [
 ]
 
 [tool.setuptools]
-packages = ["student", "grader"]
+packages = ["student", "harness"]
 
 [tool.pytest.ini_options]
 {ini_lines}
@@ -454,7 +450,7 @@ def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500)
     load_config(root / "grading.yaml")  # refuse to bundle a broken policy
     members: dict[str, Path | str] = dict(gradescope_files(root, max_time))
     # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
-    for top in ("grader", "tests", "reference", "fixtures", "student", "mutants"):
+    for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
         for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:
             rel = path.relative_to(root)
             if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and ".hypothesis" not in rel.parts:

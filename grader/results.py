@@ -19,7 +19,7 @@ from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
-from . import ROOT
+from harness import ROOT
 from .config import Config
 from .feedback import bounded, first_divergence, known_bug_lines, md_block, md_code, md_text, rule_name, split_nodeid
 from .points import cents_text, largest_remainder, proportional_cents, to_cents

@@ -1,6 +1,6 @@
 """Feedback that names the bug: does a failing submission behave exactly like a known mutant?
 
-``grader.impl`` records the submission's calls during each test (adapter or handle method,
+``harness.impl`` records the submission's calls during each test (adapter or handle method,
 arguments, outcome). When a test fails, :func:`diagnose` replays the last few recorded calls
 on the reference and on each catalogued mutant of the test's part (built once per session,
 each under its own package name, loaded in this process). If every call where the
@@ -66,7 +66,7 @@ class Replayer:
     """Backends of the reference and of the mutants, with their tokenizer objects cached."""
 
     def __init__(self) -> None:
-        from grader.impl import LocalBackend
+        from harness.impl import LocalBackend
 
         self._local = LocalBackend
         self.dir: Path | None = None

@@ -22,7 +22,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.impl import ROOT
+from harness.impl import ROOT
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 TESTS = [

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.isolation import IsolationLimits, WorkerBackend
+from sandbox.isolation import IsolationLimits, WorkerBackend
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="the private root directory needs root")
 

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.streamdiff import assert_stream_ids_equal, chunks_around, explain_file_mismatch
+from tests.streamdiff import assert_stream_ids_equal, chunks_around, explain_file_mismatch
 
 VOCAB = {i: bytes([i]) for i in range(256)} | {300: b"\n ", 301: b" b"}
 # "a\n  b" is "a", "\n ", " b" (ids 97, 300, 301); encoded as two lines "a\n" + "  b" it

@@ -15,9 +15,9 @@ from pathlib import Path
 import pytest
 import yaml
 
-from grader import SHARED_TIKTOKEN_CACHE
+from harness import SHARED_TIKTOKEN_CACHE
 from grader.config import load_config
-from grader.handout import INSTRUCTOR_ONLY, solution_leaks
+from grader.handout import INSTRUCTOR_SIDE, solution_leaks
 
 ROOT = Path(__file__).resolve().parent.parent
 
@@ -65,15 +65,15 @@ def handout(tmp_path_factory) -> Path:
 def test_handout_has_what_students_need_and_nothing_else(handout):
     files = {p.relative_to(handout).as_posix() for p in handout.rglob("*") if p.is_file()}
     for needed in ("adapters.py", "student/__init__.py", "tests/conftest.py", "tests/__init__.py", "tests/public/__init__.py",
-                   "grader/plugin.py", "grader/impl.py", "pyproject.toml", "README.md", "grading.yaml",
+                   "harness/plugin.py", "harness/impl.py", "pyproject.toml", "README.md", "grading.yaml",
                    ".github/workflows/classroom.yml"):
         assert needed in files, f"the handout lacks {needed}"
     assert {f"student/{p.name}" for p in (ROOT / "student").glob("*.py")} <= files
     assert {f"tests/public/{p.name}" for p in (ROOT / "tests" / "public").glob("test_*.py")} <= files
     for forbidden in ("reference/", "mutants/", "tests/hidden/", "fixtures/hidden/"):
         assert not any(f.startswith(forbidden) for f in files), f"the handout contains {forbidden}"
-    shipped = {Path(f).stem for f in files if f.startswith("grader/") and f.endswith(".py")}
-    assert not shipped & INSTRUCTOR_ONLY, f"instructor-only grader modules shipped: {shipped & INSTRUCTOR_ONLY}"
+    shipped = sorted(f for f in files if f.split("/")[0] in INSTRUCTOR_SIDE)
+    assert not shipped, f"instructor-side modules shipped: {shipped}"
     public = yaml.safe_load((handout / "grading.yaml").read_text())
     assert not {"seed", "isolation", "hidden_visibility", "hidden_output"} & set(public), "grading.yaml keeps grading-only keys"
     config = load_config(ROOT / "grading.yaml")
@@ -154,7 +154,7 @@ def test_the_handouts_docstring_examples_hold_for_the_reference(handout, tmp_pat
 
 def test_the_handout_imports_its_own_grader_not_this_repository(handout):
     proc = subprocess.run(
-        [sys.executable, "-c", "import grader.plugin, tests.conftest; print(grader.plugin.__file__)"],
+        [sys.executable, "-c", "import harness.plugin, tests.conftest; print(harness.plugin.__file__)"],
         cwd=handout, env=student_env(), capture_output=True, text=True, timeout=120,
     )
     assert proc.returncode == 0, proc.stderr

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from grader.impl import ROOT, BrokenImplementation, Implementation
-from grader.isolation import IsolationLimits, StudentExit, WorkerBackend, WorkerDied, WorkerTimeout
-from grader.values import WrongResult
+from harness.impl import ROOT, BrokenImplementation, Implementation
+from sandbox.isolation import IsolationLimits, StudentExit, WorkerBackend, WorkerDied, WorkerTimeout
+from harness.values import WrongResult
 
 FAST = IsolationLimits(call_timeout=3.0, term_grace=0.3)
 
@@ -326,7 +326,7 @@ def test_as_root_without_a_private_root_the_harness_folders_are_closed_by_permis
     import stat
     import tempfile
 
-    from grader import isolation
+    from sandbox import isolation
 
     other = Path(tempfile.mkdtemp(prefix="bpe-other-checkout-", dir="/var/tmp"))
     folders = [ROOT, ROOT.parent, other]

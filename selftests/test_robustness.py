@@ -21,7 +21,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.impl import ROOT
+from harness.impl import ROOT
 
 ATTACKS = Path(__file__).resolve().parent / "robustness"
 PRIMITIVES = "tests/public/test_primitives.py::"
@@ -260,13 +260,13 @@ def test_huge_returned_values_cost_the_grader_little(graded):
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
 def test_worker_uids_are_allocated_and_never_shared(tmp_path):
-    from grader import uids
+    from sandbox import uids
 
     base, count, folder = 1_950_000_000, 8, tmp_path / "uids"
     held = [uids.allocate(folder, base, count) for _ in range(3)]
     assert [lease.uid for lease in held] == [base, base + 1, base + 2]
     # another process (another grading) gets the ids no one holds, whatever its pid
-    code = f"from grader import uids; from pathlib import Path; print(uids.allocate(Path({str(folder)!r}), {base}, {count}).uid)"
+    code = f"from sandbox import uids; from pathlib import Path; print(uids.allocate(Path({str(folder)!r}), {base}, {count}).uid)"
     other = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
     assert int(other.stdout) == base + 3  # free again once that process ended
     held[1].release()
@@ -326,8 +326,8 @@ def run_pretokenize(text):
 
 
 def test_a_worker_finds_no_harness_or_submission_path_in_its_argv_environment_or_memory(tmp_path):
-    from grader.impl import Implementation
-    from grader.isolation import IsolationLimits, WorkerBackend
+    from harness.impl import Implementation
+    from sandbox.isolation import IsolationLimits, WorkerBackend
 
     sub = tmp_path / "submissions" / "alice"
     (sub / "student").mkdir(parents=True)
@@ -384,8 +384,8 @@ def get_byte_tokenizer():
 
 
 def test_a_shared_tokenizer_outlives_every_worker_death_of_other_calls(tmp_path):
-    from grader.impl import Implementation
-    from grader.isolation import IsolationLimits, WorkerBackend, WorkerDied
+    from harness.impl import Implementation
+    from sandbox.isolation import IsolationLimits, WorkerBackend, WorkerDied
 
     sub = tmp_path / "sub"
     (sub / "student").mkdir(parents=True)

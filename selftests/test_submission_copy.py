@@ -1,4 +1,4 @@
-"""How a submission folder is read and copied (grader.submission): layouts, links, limits."""
+"""How a submission folder is read and copied (harness.submission): layouts, links, limits."""
 
 from __future__ import annotations
 
@@ -7,8 +7,8 @@ from pathlib import Path
 
 import pytest
 
-from grader import submission as S
-from grader.impl import ROOT
+from harness import submission as S
+from harness.impl import ROOT
 
 
 def tree(root: Path, files: dict[str, str]) -> Path:

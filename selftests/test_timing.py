@@ -11,8 +11,8 @@ import time
 
 import pytest
 
-from grader import proctree
-from grader.timing import SpeedPolicy, result_difference, speed_report
+from sandbox import proctree
+from harness.timing import SpeedPolicy, result_difference, speed_report
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 

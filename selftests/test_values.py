@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 
 import pytest
 
-from grader import values as V
+from harness import values as V
 
 
 class LyingList(list):

@@ -7,8 +7,8 @@ import os
 
 import pytest
 
-from grader.impl import Implementation
-from grader.isolation import IsolationLimits, WorkerBackend, WorkerFailure
+from harness.impl import Implementation
+from sandbox.isolation import IsolationLimits, WorkerBackend, WorkerFailure
 
 from .test_isolation import submission
 
@@ -16,7 +16,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker need
 
 PRESEND = '''
 import sys
-_worker = sys.modules["grader.worker"]
+_worker = sys.modules["sandbox.worker"]
 _send = _worker.Channel.send
 
 
@@ -38,7 +38,7 @@ def run_pretokenize(text):
 
 CLAIM_SUCCESS = '''
 import sys
-_worker = sys.modules["grader.worker"]
+_worker = sys.modules["sandbox.worker"]
 _send = _worker.Channel.send
 
 

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from grader import use_shared_tiktoken_cache
-from grader.gpt2_cache import GPT2_URLS, GPT2FilesMissing
-from grader.gpt2_cache import gpt2_encoding as _load_gpt2_encoding
-from grader.gpt2_cache import read_gpt2_file
-from grader.impl import Implementation
-from grader.plugin import make_backend
+from harness import use_shared_tiktoken_cache
+from harness.gpt2_cache import GPT2_URLS, GPT2FilesMissing
+from harness.gpt2_cache import gpt2_encoding as _load_gpt2_encoding
+from harness.gpt2_cache import read_gpt2_file
+from harness.impl import Implementation
+from harness.plugin import make_backend
 from tests.oracles import gpt2_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -134,7 +134,7 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
     test passes only if the submission's result is correct (equal to ``expected`` when given,
     else to the reference's result) and within the policy's multiple of the reference plus
     its floor. The speed line, with the reference time used, is recorded either way."""
-    from grader.timing import SpeedPolicy, best_time, result_difference, speed_report, timed
+    from harness.timing import SpeedPolicy, best_time, result_difference, speed_report, timed
 
     policy = getattr(pytestconfig, "_bpe_speed_policy", None) or SpeedPolicy()
 

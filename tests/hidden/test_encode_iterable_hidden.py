@@ -7,8 +7,8 @@ import random
 
 import pytest
 
-from grader.probes import ids_digest
-from grader.streamdiff import assert_stream_ids_equal, explain_file_mismatch
+from harness.probes import ids_digest
+from tests.streamdiff import assert_stream_ids_equal, explain_file_mismatch
 from tests.oracles import split_keeping_specials
 from tests.conftest import EOT
 

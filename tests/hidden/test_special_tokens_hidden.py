@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.oracles import split_pieces as split_oracle
-from grader.diff import assert_items_equal, assert_text_equal
+from tests.diff import assert_items_equal, assert_text_equal
 from tests.conftest import EOT, read_fixture
 from tests.hidden import HIDDEN_FILES
 

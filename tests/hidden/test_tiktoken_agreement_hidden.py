@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.diff import assert_ids_equal
+from tests.diff import assert_ids_equal
 from tests.conftest import EOT
 
 

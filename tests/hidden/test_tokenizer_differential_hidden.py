@@ -14,7 +14,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.diff import assert_ids_equal, assert_text_equal
+from tests.diff import assert_ids_equal, assert_text_equal
 
 TRAINING_TEXT = (
     "the cat sat on the mat. The cat's hat is a hat!\n"

@@ -8,7 +8,7 @@ import random
 
 import pytest
 
-from grader.diff import assert_ids_equal, assert_text_equal
+from tests.diff import assert_ids_equal, assert_text_equal
 from tests.conftest import merges_prefix_vocab, tiktoken_for_merges
 from tests.oracles import split_keeping_specials
 from tests.conftest import EOT

@@ -12,7 +12,7 @@ from __future__ import annotations
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.diff import assert_merges_equal, assert_vocab_equal
+from tests.diff import assert_merges_equal, assert_vocab_equal
 
 SPECIAL_POOL = ["<|endoftext|>", "<|end|>", "<|end|><|end|>", "[a|b]", "a.b", "ab", " ", "é"]
 CHUNKS = ["a", "b", "ab", "ba", "aab", " a", " b", "  ", "\n", "\r\n", "é", "ñu", "1", "22", ".", "!", "<|", "|>",

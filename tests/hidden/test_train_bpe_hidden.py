@@ -13,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.diff import assert_merges_equal
+from tests.diff import assert_merges_equal
 from tests import oracles
 from tests.public.test_train_bpe import EOT, assert_vocab_tokens, check_against_oracle, train
 

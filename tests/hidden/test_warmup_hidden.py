@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from tests.conftest import read_fixture
-from grader.diff import assert_ids_equal, assert_text_equal
+from tests.diff import assert_ids_equal, assert_text_equal
 from tests.hidden import HIDDEN_FILES
 
 UNK = "<unk>"

@@ -7,9 +7,9 @@ import itertools
 
 import pytest
 
-from grader.diff import assert_ids_equal
-from grader.probes import ids_digest
-from grader.streamdiff import assert_stream_ids_equal, explain_file_mismatch
+from tests.diff import assert_ids_equal
+from harness.probes import ids_digest
+from tests.streamdiff import assert_stream_ids_equal, explain_file_mismatch
 from tests.conftest import EOT, PUBLIC_FILES
 
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.diff import assert_items_equal, assert_text_equal
+from tests.diff import assert_items_equal, assert_text_equal
 from tests.conftest import PUBLIC_FILES, anchored
 
 

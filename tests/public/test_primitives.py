@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.oracles import merge_ids as merge_oracle
-from grader.diff import assert_items_equal, assert_counts_equal
+from tests.diff import assert_items_equal, assert_counts_equal
 
 
 @pytest.mark.parametrize(

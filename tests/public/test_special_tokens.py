@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.oracles import split_pieces as split_oracle
-from grader.diff import assert_items_equal, assert_text_equal
+from tests.diff import assert_items_equal, assert_text_equal
 from tests.conftest import EOT
 
 

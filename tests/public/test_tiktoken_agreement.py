@@ -7,7 +7,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.diff import assert_ids_equal
+from tests.diff import assert_ids_equal
 from tests.conftest import merges_prefix_vocab, tiktoken_for_merges
 from tests.conftest import EOT, PUBLIC_FILES
 

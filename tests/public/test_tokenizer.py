@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from grader.diff import assert_ids_equal, assert_text_equal
+from tests.diff import assert_ids_equal, assert_text_equal
 from tests.conftest import EOT, PUBLIC_FILES, anchored
 
 EOT_ID = 50256  # GPT-2's id of <|endoftext|>, also tiktoken's gpt2 eot_token

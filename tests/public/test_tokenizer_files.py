@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from grader.diff import assert_ids_equal, assert_items_equal, assert_vocab_equal
+from tests.diff import assert_ids_equal, assert_items_equal, assert_vocab_equal
 from tests.conftest import gpt2_byte_decoder, tiktoken_for_merges
 from tests.conftest import EOT
 

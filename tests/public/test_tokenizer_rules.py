@@ -14,7 +14,7 @@ import re
 
 import pytest
 
-from grader.diff import assert_ids_equal
+from tests.diff import assert_ids_equal
 from tests.conftest import gpt2_byte_decoder
 
 BYTES = {b: bytes([b]) for b in range(256)}

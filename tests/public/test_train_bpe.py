@@ -19,7 +19,7 @@ from pathlib import Path
 
 import pytest
 
-from grader.diff import assert_merges_equal
+from tests.diff import assert_merges_equal
 from tests import oracles
 from tests.conftest import EOT
 

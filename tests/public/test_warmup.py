@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import pytest
 
-from grader.diff import assert_ids_equal, assert_text_equal
+from tests.diff import assert_ids_equal, assert_text_equal
 from tests.conftest import PUBLIC_FILES, anchored, read_fixture
 
 UNK = "<unk>"

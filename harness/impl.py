@@ -67,7 +67,7 @@ class BrokenImplementation(AssertionError):
 def load_adapters(impl: str = "student", root: Path | str | None = None) -> ModuleType:
     """Load the adapters file of ``root`` (default: this repository; ``adapters.py``, or
     ``tests/adapters.py`` in a CS336-layout repository) with ``BPE_IMPL=impl``. Packages it
-    imports that are neither in ``root`` nor installed get stand-ins (:mod:`grader.stand_ins`).
+    imports that are neither in ``root`` nor installed get stand-ins (:mod:`harness.stand_ins`).
 
     Each call makes a fresh module object, so the student's and the reference's adapters
     can be used side by side in one process.

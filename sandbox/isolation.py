@@ -1,11 +1,11 @@
 """The trusted side of isolated grading: ``WorkerBackend`` runs a submission in a worker process.
 
 ``pytest --isolate`` (what ``python -m grader grade`` uses) makes every ``impl.<adapter>(...)``
-and tokenizer method run in a long-lived worker process (:mod:`grader.worker`), one per
+and tokenizer method run in a long-lived worker process (:mod:`sandbox.worker`), one per
 implementation, reused across tests. The tests, every comparison and the score stay in this
 process; the worker gets inputs and sends back plain data as tagged JSON over a dedicated
 pipe (never pickle, never its stdout), which is parsed here into built-in values only and
-then checked by the :class:`~grader.impl.Implementation` facade for exact types.
+then checked by the :class:`~harness.impl.Implementation` facade for exact types.
 
 What the worker cannot do, and how:
 
@@ -22,7 +22,7 @@ What the worker cannot do, and how:
 * forge results: its stdout/stderr go to a pipe drained here with a cap (the protocol has its
   own descriptors), it never learns the results path, and when the grader runs as root the
   worker runs as an unprivileged, per-worker user id, ``chroot``-ed into a root directory of
-  its own (:func:`grader.worker.confine`) that holds only the system directories, Python
+  its own (:func:`sandbox.worker.confine`) that holds only the system directories, Python
   and its sandbox: the harness repository (tests, hidden tests, reference, grading.yaml),
   any other copy of it on the machine, the original submission, home directories and
   ``/autograder`` are simply not there, and its ``/tmp`` is private.
@@ -30,7 +30,7 @@ What the worker cannot do, and how:
   paths are copied into the sandbox and the argument rewritten).
 
 Without root the worker gets the same private root inside unprivileged user, mount and pid
-namespaces (:mod:`grader.userns`), where the kernel allows them: the process started here then
+namespaces (:mod:`sandbox.userns`), where the kernel allows them: the process started here then
 only supervises, and the worker's own pid (its grandchild) is used for ``/proc`` reads. Where
 the kernel refuses, it runs as the grader's own user: limits still apply (``RLIMIT_NPROC``
 then counts all of that user's processes, so it is set to their current number plus
@@ -61,17 +61,18 @@ from pathlib import Path
 from typing import Any
 
 from . import leftovers, proctree, uids
-from . import submission as S
-from . import values as V
-from .config import FORBIDDEN_MODULES
+from harness import submission as S
+from harness import values as V
+from .forbidden import FORBIDDEN_MODULES
 from .failures import StudentExit, WorkerDied, WorkerFailure, WorkerTimeout
-from .impl import ROOT, BrokenImplementation
+from harness.impl import ROOT, BrokenImplementation
 from .pyenv import worker_python
 from .stream import Stream
 from .worker import fast_dumps, plain_copy
 
-GRADER_DIR = Path(__file__).resolve().parent
-HARNESS_FILES = ("values.py", "probes.py", "worker.py", "stand_ins.py", "userns.py")
+# the modules a worker imports, copied into its sandbox as private packages of these names
+WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py"), "sandbox": ("worker.py", "userns.py")}
+CODE_DIR = Path(__file__).resolve().parent.parent
 SPIN_SECONDS = 0.002  # see default_spin
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 MESSAGE_CHARS = 4000  # characters of a submission's exception message (and traceback) kept
@@ -174,7 +175,7 @@ def _cut(text: str, limit: int) -> str:
 
 
 # the worker's first line of code: read the configuration (one JSON line) from the request
-# pipe whose descriptor is the only argument, then hand over to grader.worker.main
+# pipe whose descriptor is the only argument, then hand over to sandbox.worker.main
 BOOTSTRAP = """\
 import sys, os, json
 fd, line = int(sys.argv[1]), bytearray()
@@ -186,7 +187,7 @@ while not line.endswith(b"\\n"):
 c = json.loads(line)
 del fd, line, byte
 sys.path.insert(0, c["harness_dir"])
-import grader.worker as w
+import sandbox.worker as w
 w.main(c)
 """
 
@@ -305,11 +306,12 @@ class _Process:
             os.chmod(self.sandbox, 0o755)
         code = self.sandbox / "code"
         backend.copy_code(code)
-        harness = self.sandbox / "harness" / "grader"
-        harness.mkdir(parents=True)
-        (harness / "__init__.py").write_text('"""The worker\'s private copy of the harness modules it needs."""\n')
-        for name in HARNESS_FILES:
-            shutil.copyfile(GRADER_DIR / name, harness / name)
+        for package, names in WORKER_FILES.items():
+            private = self.sandbox / "harness" / package
+            private.mkdir(parents=True)
+            (private / "__init__.py").write_text('"""The worker\'s private copy of the modules it needs."""\n')
+            for name in names:
+                shutil.copyfile(CODE_DIR / package / name, private / name)
         self.work = self.sandbox / "work"
         self.inputs = self.sandbox / "in"
         self.outputs = self.sandbox / "out"
@@ -400,7 +402,7 @@ class _Process:
         backend.note_loaded(hello[2])
 
     def _adopt_inner_pid(self) -> None:
-        """In namespaces (:mod:`grader.userns`) the process started here only supervises; the
+        """In namespaces (:mod:`sandbox.userns`) the process started here only supervises; the
         worker is its grandchild. Its pid, as the worker reports it, is used for ``/proc``
         reads once checked to be that grandchild."""
         pid = self.info.get("host_pid")
@@ -668,7 +670,7 @@ _SYSTEM_DIRS = {Path(p) for p in ("/", "/usr", "/etc", "/var", "/tmp", "/opt", "
 
 
 class WorkerBackend:
-    """A :class:`~grader.impl.Backend` that runs ``adapters.py`` in an isolated worker."""
+    """A :class:`~harness.impl.Backend` that runs ``adapters.py`` in an isolated worker."""
 
     def __init__(
         self,
@@ -730,7 +732,7 @@ class WorkerBackend:
 
     def python(self) -> tuple[list[str], list[str]]:
         """The worker's ``sys.path`` from this environment and the directories it needs
-        (:func:`grader.pyenv.worker_python`), computed once per backend."""
+        (:func:`sandbox.pyenv.worker_python`), computed once per backend."""
         if self._python is None:
             self._python = worker_python(self.keep_out())
         return self._python
@@ -772,7 +774,7 @@ class WorkerBackend:
 
     def copy_code(self, dest: Path) -> None:
         """Copy the submission (or this checkout's adapters.py and package) into ``dest``,
-        links and hard links handled as :mod:`grader.submission` says. A submission too big
+        links and hard links handled as :mod:`harness.submission` says. A submission too big
         to copy is broken, once and for all (not re-walked for every test)."""
         if self._copy_error is None:
             try:
@@ -830,7 +832,7 @@ class WorkerBackend:
 
     def paused(self):
         """A context in which every process of the running worker is stopped (see
-        :func:`grader.proctree.frozen`); it yields how many were stopped (0 if none runs)."""
+        :func:`sandbox.proctree.frozen`); it yields how many were stopped (0 if none runs)."""
         proc = self._proc
         if proc is None or not proc.alive():
             return contextlib.nullcontext(0)
@@ -1097,7 +1099,7 @@ class WorkerBackend:
             return self._request(["method", theirs, name], f"running {name}(...)", list(args))
 
     def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
-        """Run a :mod:`grader.probes` function in the worker. The worker's own numbers cannot
+        """Run a :mod:`harness.probes` function in the worker. The worker's own numbers cannot
         be trusted (it could stop tracemalloc or fake its result), so the peak resident
         memory is also read here from ``/proc/<pid>/status``: ``VmHWM`` is reset through
         ``/proc/<pid>/clear_refs`` before the probe and read after it; a dict result gets

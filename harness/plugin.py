@@ -49,7 +49,7 @@ def pytest_configure(config: pytest.Config) -> None:
     bounded.install()
     config.addinivalue_line("markers", "speed: compares running time with the reference")
     if config.getoption("isolate", False):
-        from .isolation import backend_for  # WorkerBackend with limits from grading.yaml / options
+        from sandbox.isolation import backend_for  # WorkerBackend with limits from grading.yaml / options
 
         config._bpe_backend_factory = lambda which: backend_for(config, which)
     try:

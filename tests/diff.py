@@ -10,7 +10,7 @@ from collections import Counter
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .values import short_repr
+from harness.values import short_repr
 
 CONTEXT = 5  # items of context shown on each side of a difference
 

@@ -1,6 +1,6 @@
 """The isolated worker: the process that runs a submission's code during grading.
 
-The trusted side (:mod:`grader.isolation`) starts it as
+The trusted side (:mod:`sandbox.isolation`) starts it as
 ``python -I -B -c <bootstrap> FD`` (its configuration comes as the first line on the request
 pipe ``FD``, never in its argv) in a throw-away sandbox directory holding a copy of
 ``adapters.py`` and the implementation package, plus a copy of this file, ``values.py``
@@ -12,10 +12,10 @@ Before any submission code is imported, :func:`harden` applies the limits (``RLI
 ``RLIMIT_CPU``, ``RLIMIT_NPROC``, ``RLIMIT_FSIZE``, no core files) and moves into a private
 root directory (:func:`confine`: the system, Python and the sandbox, nothing else of the
 machine): when started as root, then dropping to an unprivileged user id; otherwise inside
-unprivileged user, mount and pid namespaces (:mod:`grader.userns`), then dropping every
+unprivileged user, mount and pid namespaces (:mod:`sandbox.userns`), then dropping every
 capability. The forbidden modules are covered there and refused by an import hook.
 
-Protocol: one line of tagged JSON (:func:`grader.values.wire_dumps`) per message, over two
+Protocol: one line of tagged JSON (:func:`harness.values.wire_dumps`) per message, over two
 dedicated pipe descriptors (never stdout, which is the submission's, captured with a cap by
 the trusted side). Requests and replies are lists::
 
@@ -45,8 +45,8 @@ import traceback
 from itertools import chain
 from typing import Any
 
-from . import values as V
-from .stand_ins import import_tolerating_missing  # imported before privileges drop
+from harness import values as V
+from harness.stand_ins import import_tolerating_missing  # imported before privileges drop
 
 ID_BATCH = 8192  # ids per "ids" message of a stream
 MAX_LINE = 1 << 30  # requests longer than this are a protocol error
@@ -201,7 +201,7 @@ def confine(libc, config: dict, own_proc: bool = False) -> str:
     hide that still fall inside one of those directories are covered by empty mounts.
     ``/dev/shm`` is a small tmpfs of its own and the sandbox's ``work`` folder a tmpfs of
     ``limits.work_mb`` (both gone with the namespace). ``own_proc``: the worker is in a pid
-    namespace of its own (:mod:`grader.userns`) and gets a fresh ``/proc`` showing only it.
+    namespace of its own (:mod:`sandbox.userns`) and gets a fresh ``/proc`` showing only it.
     Must run with mount rights in a private mount namespace (root, or a user namespace); the
     caller then drops to another user id or drops its capabilities, so it cannot ``chroot``
     back out."""
@@ -348,7 +348,7 @@ def _count_processes(uid: int) -> int:
 
 def clean_import_state(code_dir: str, harness_dir: str, python_path: list[str] | None = None) -> None:
     """Keep only the submission, the grading environment's library path (``python_path``,
-    from :func:`grader.pyenv.worker_python`: the standard library, site-packages, the user
+    from :func:`sandbox.pyenv.worker_python`: the standard library, site-packages, the user
     site, ``.pth`` additions) and the worker's own harness modules importable."""
     from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
 
@@ -364,11 +364,11 @@ def clean_import_state(code_dir: str, harness_dir: str, python_path: list[str] |
     sys.path_importer_cache.clear()
 
 
-# ---- the wire: grader.values' tagged JSON, with fast paths for the common shapes -------
+# ---- the wire: harness.values' tagged JSON, with fast paths for the common shapes -------
 
 
 def fast_dumps(value: Any) -> str:
-    """:func:`grader.values.wire_dumps` (which packs vocabularies and merges compactly)."""
+    """:func:`harness.values.wire_dumps` (which packs vocabularies and merges compactly)."""
     return V.wire_dumps(value)
 
 
@@ -392,7 +392,7 @@ _IMMUTABLE_SET = set(_IMMUTABLE)
 
 
 def to_plain(value: Any, where: str) -> Any:
-    """:func:`grader.values.to_plain`, skipping the per-item walk for plain lists of ints or strs."""
+    """:func:`harness.values.to_plain`, skipping the per-item walk for plain lists of ints or strs."""
     if type(value) is list and (V.only(value, int) or V.only(value, str)):
         return value
     return V.to_plain(value, where)
@@ -496,7 +496,7 @@ class Worker:
         self.broken: str | None = None
         self.objects: dict[int, Any] = {}
         self.cached: dict[int, Any] = {}  # large arguments the trusted side sends only once
-        self.stand_ins: list[str] = []  # missing packages the submission imports (grader.stand_ins)
+        self.stand_ins: list[str] = []  # missing packages the submission imports (harness.stand_ins)
 
     def arguments(self, args: list, refs: list) -> list:
         """Arguments with cached large values filled in (each call gets its own copy)."""
@@ -561,7 +561,7 @@ class Worker:
                 value = to_plain(self.bound(handle, name)(*args), f"{name}(...)")
             elif op == "probe":
                 _, _, probe, handle, args = msg
-                from . import probes
+                from harness import probes
 
                 target = self.objects[handle] if handle is not None else self.load()
                 value = V.to_plain(getattr(probes, probe)(target, *args), f"probe {probe}")

@@ -1,11 +1,11 @@
 """``forbidden_modules``: libraries a submission may not hand the assignment's work to.
 
-``grading.yaml`` names them (default :data:`grader.config.FORBIDDEN_MODULES`: tiktoken, HF
+``grading.yaml`` names them (default :data:`FORBIDDEN_MODULES`: tiktoken, HF
 tokenizers, sentencepiece, transformers, rustbpe, bpeasy). The grading plugin puts the list
-in the pytest session's stash under :data:`KEY`; :func:`grader.isolation.backend_for` hands it
+in the pytest session's stash under :data:`KEY`; :func:`sandbox.isolation.backend_for` hands it
 to every worker, where two layers keep the modules out: their files are absent from the
-worker's private root (covered by empty mounts, :func:`grader.worker.confine`), and an import
-hook refuses the names (:func:`grader.worker.forbid`), so that a submission importing one
+worker's private root (covered by empty mounts, :func:`sandbox.worker.confine`), and an import
+hook refuses the names (:func:`sandbox.worker.forbid`), so that a submission importing one
 fails that call with "your code uses the forbidden module NAME". The tests and the
 reference on the trusted side keep using tiktoken.
 """
@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import pytest
 
-from .config import FORBIDDEN_MODULES
+# libraries that would do the assignment's work: the worker cannot import them
+FORBIDDEN_MODULES = ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")
 
 KEY = pytest.StashKey[tuple[str, ...]]()
 
