@@ -11,8 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import importlib
-import importlib.util
 import os
 import sys
 from collections.abc import Iterable, Iterator
@@ -21,30 +19,11 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from . import values as V
+from .dispatch import Broken, Dispatcher, import_adapters
+from .registry import ADAPTERS, METHODS
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPL_ENV = "BPE_IMPL"  # "student" (default) or "reference": the package adapters.py uses
-
-# adapter -> shape of its result; "handle:KIND" adapters return an object used through a handle
-ADAPTERS: dict[str, V.Shape | str] = {
-    "get_character_tokenizer": "handle:simple",
-    "get_byte_tokenizer": "handle:simple",
-    "get_word_tokenizer": "handle:simple",
-    "run_compression_ratio": V.NUMBER,
-    "run_get_pair_counts": V.PAIR_COUNTS,
-    "run_merge": V.INT_LIST,
-    "run_pretokenize": V.STR_LIST,
-    "run_split_on_special_tokens": V.STR_LIST,
-    "run_train_bpe": V.TRAINED,
-    "get_tokenizer": "handle:tokenizer",
-    "get_tokenizer_from_files": "handle:tokenizer",
-    "run_save_tokenizer": V.NONE,
-}
-METHODS: dict[str, dict[str, V.Shape]] = {
-    "simple": {"encode": V.INT_LIST, "decode": V.STR},
-    "tokenizer": {"encode": V.INT_LIST, "decode": V.STR, "encode_iterable": V.INT_LIST},
-}
-
 
 class Backend(Protocol):
     """Runs adapters and methods of returned objects; returns plain data or handle ids."""
@@ -60,7 +39,7 @@ class Backend(Protocol):
     def probe(self, probe: str, handle: int | None, args: tuple) -> Any: ...
 
 
-class BrokenImplementation(AssertionError):
+class BrokenImplementation(AssertionError, Broken):
     """``adapters.py`` (or what it imports) could not be loaded at all."""
 
 
@@ -72,14 +51,12 @@ def load_adapters(impl: str = "student", root: Path | str | None = None) -> Modu
     Each call makes a fresh module object, so the student's and the reference's adapters
     can be used side by side in one process.
     """
-    from .stand_ins import import_tolerating_missing
     from .submission import LOADED, detect_layout
 
     root = Path(root or ROOT).resolve()
     layout = detect_layout(root)
     if layout is None:
         raise BrokenImplementation(f"no adapters.py (nor tests/adapters.py) in {root}")
-    path = root / layout.adapters
     if root != ROOT:  # another submission's packages of the same names, loaded earlier in this process
         for name in [m for m in sys.modules if m.partition(".")[0] in layout.packages]:
             origin = getattr(sys.modules[name], "__file__", None) or ""
@@ -89,15 +66,8 @@ def load_adapters(impl: str = "student", root: Path | str | None = None) -> Modu
         sys.path.insert(0, str(root))
     previous = os.environ.get(IMPL_ENV)
     os.environ[IMPL_ENV] = impl
-
-    def load() -> ModuleType:
-        spec = importlib.util.spec_from_file_location(f"adapters_{impl}", path)
-        module = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(module)
-        return module
-
     try:
-        module, missing = import_tolerating_missing(load, str(root))
+        module, missing = import_adapters(str(root), layout.adapters, f"adapters_{impl}")
     except Exception as err:  # the submission's own import-time error, reported as such
         raise BrokenImplementation(f"{layout.adapters} could not be imported: {V.describe_import_error(err)}") from None
     finally:
@@ -116,56 +86,26 @@ class LocalBackend:
     def __init__(self, impl: str = "student", root: Path | str | None = None) -> None:
         self.label = impl
         self.impl, self.root = impl, root
-        self._adapters: ModuleType | None = None
-        self._broken: BrokenImplementation | None = None
-        self._objects: dict[int, Any] = {}
+        self.dispatch = Dispatcher(functools.partial(load_adapters, impl, root))
 
     @property
-    def adapters(self):
-        if self._broken is not None:
-            raise self._broken
-        if self._adapters is None:
-            try:
-                self._adapters = load_adapters(self.impl, self.root)
-            except BrokenImplementation as err:
-                self._broken = err
-                raise
-        return self._adapters
+    def adapters(self) -> ModuleType:
+        return self.dispatch.adapters
 
     def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any:
         __tracebackhide__ = True
-        fn = getattr(self.adapters, adapter, None)
-        if not callable(fn):
-            raise NotImplementedError(f"adapters.{adapter} is missing from adapters.py")
-        result = fn(*args)
-        if returns_handle:
-            handle = len(self._objects) + 1
-            self._objects[handle] = result
-            return handle
-        return V.to_plain(result, f"adapters.{adapter}(...)")
-
-    def _bound(self, handle: int, name: str):
-        __tracebackhide__ = True
-        obj = self._objects[handle]
-        fn = getattr(obj, name, None)
-        if not callable(fn):
-            raise NotImplementedError(f"{type(obj).__qualname__}.{name} is missing")
-        return fn
+        return self.dispatch.call(adapter, args, returns_handle)
 
     def method(self, handle: int, name: str, args: tuple) -> Any:
         __tracebackhide__ = True
-        return V.to_plain(self._bound(handle, name)(*args), f"{name}(...)")
+        return self.dispatch.method(handle, name, args)
 
     def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
         __tracebackhide__ = True
-        for i, item in enumerate(self._bound(handle, name)(chunks)):
-            yield V.to_plain(item, f"{name}(...) item {i}")
+        return self.dispatch.stream(handle, name, chunks)
 
     def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
-        from . import probes
-
-        target = self._objects[handle] if handle is not None else self.adapters
-        return getattr(probes, probe)(target, *args)
+        return self.dispatch.probe(probe, handle, args)
 
 
 # Set to a list by the pytest plugin while a test runs: the submission's calls and their
@@ -228,17 +168,17 @@ class Implementation:
 
     def call(self, adapter: str, *args: Any) -> Any:
         __tracebackhide__ = True
-        shape = ADAPTERS[adapter]
-        if isinstance(shape, str):
+        spec = ADAPTERS[adapter]
+        if spec.handle is not None:
             handle = self.backend.call(adapter, args, True)
-            return Handle(self, handle, shape.split(":", 1)[1], adapter, (adapter, args))
+            return Handle(self, handle, spec.handle, adapter, (adapter, args))
         try:
             value = self.backend.call(adapter, args, False)
         except Exception as err:
             _record(self, ("call", adapter, args), err)
             raise
         _record(self, ("call", adapter, args), value)
-        V.wrong_result(f"adapters.{adapter}(...)", shape, value)
+        V.wrong_result(f"adapters.{adapter}(...)", spec.shape, value)
         return value
 
     def __getattr__(self, name: str) -> Any:

@@ -66,12 +66,13 @@ from harness import values as V
 from .forbidden import FORBIDDEN_MODULES
 from .failures import StudentExit, WorkerDied, WorkerFailure, WorkerTimeout
 from harness.impl import ROOT, BrokenImplementation
+from harness.registry import PATH_ARGS
 from .pyenv import worker_python
 from .stream import Stream
 from .worker import fast_dumps, plain_copy
 
 # the modules a worker imports, copied into its sandbox as private packages of these names
-WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py"), "sandbox": ("worker.py", "userns.py")}
+WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "dispatch.py"), "sandbox": ("worker.py", "userns.py")}
 CODE_DIR = Path(__file__).resolve().parent.parent
 SPIN_SECONDS = 0.002  # see default_spin
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
@@ -79,15 +80,6 @@ MESSAGE_CHARS = 4000  # characters of a submission's exception message (and trac
 REF_MIN = 2000  # lists/dicts at least this long are sent once per worker and then referenced
 REF_SLOTS = 32  # at most this many of them are kept by a worker
 ARG_CACHE = 16  # serialized large arguments kept here, by object identity
-
-# which positional arguments are file paths: "in" (copied into the sandbox) or "out"
-# (a sandbox path, copied back after the call)
-PATH_ARGS: dict[str, dict[int, str]] = {
-    "run_train_bpe": {0: "in"},
-    "get_tokenizer_from_files": {0: "in", 1: "in"},
-    "run_save_tokenizer": {2: "out", 3: "out"},
-    "probe:encode_iterable_file": {0: "in"},
-}
 
 
 @dataclass(frozen=True)

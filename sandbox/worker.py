@@ -3,8 +3,9 @@
 The trusted side (:mod:`sandbox.isolation`) starts it as
 ``python -I -B -c <bootstrap> FD`` (its configuration comes as the first line on the request
 pipe ``FD``, never in its argv) in a throw-away sandbox directory holding a copy of
-``adapters.py`` and the implementation package, plus a copy of this file, ``values.py``
-and ``probes.py`` as a private ``grader`` package. Nothing else of the harness is on its
+``adapters.py`` and the implementation package, plus private copies of the few harness
+and sandbox modules it imports (``WORKER_FILES``; what a request does is
+:mod:`harness.dispatch`'s, shared with in-process runs). Nothing else of the harness is on its
 ``sys.path``; the environment holds only ``PATH``, ``HOME``/``TMPDIR`` (the sandbox work
 directory), the locale and ``BPE_IMPL``.
 
@@ -36,7 +37,6 @@ and scored on the trusted side, so a submission that tampers with this module ga
 from __future__ import annotations
 
 import binascii
-import importlib.util
 import os
 import select
 import sys
@@ -46,7 +46,7 @@ from itertools import chain
 from typing import Any
 
 from harness import values as V
-from harness.stand_ins import import_tolerating_missing  # imported before privileges drop
+from harness.dispatch import Broken, Dispatcher, import_adapters  # imported before privileges drop
 
 ID_BATCH = 8192  # ids per "ids" message of a stream
 MAX_LINE = 1 << 30  # requests longer than this are a protocol error
@@ -481,20 +481,28 @@ def describe(err: BaseException) -> dict:
     if isinstance(err, NotImplementedError) and not message.strip() and innermost is not None:
         message = getattr(innermost, "co_qualname", innermost.co_name)  # as the plugin does locally
     try:
-        frames = traceback.extract_tb(err.__traceback__)[1:][-6:]  # drop the worker's own frame
+        frames = traceback.extract_tb(err.__traceback__)
+        while frames and frames[0].filename in _OWN_FILES:  # the worker's and the dispatcher's frames
+            del frames[0]
+        frames = frames[-6:]
         text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(err), err))
     except BaseException:
         text = ""
     return {"kind": "error", "mro": mro, "message": unsandboxed(message[:20000]), "traceback": unsandboxed(text)[-4000:]}
 
 
+_OWN_FILES = frozenset({__file__, sys.modules[Dispatcher.__module__].__file__})
+
+
 class Worker:
+    """The protocol's worker end: arguments sent once and then referenced, replies, the
+    stream's need/ids exchange and errors described as plain data; what a request does is
+    :class:`harness.dispatch.Dispatcher`'s."""
+
     def __init__(self, config: dict, channel: Channel) -> None:
         self.config = config
         self.channel = channel
-        self.adapters = None
-        self.broken: str | None = None
-        self.objects: dict[int, Any] = {}
+        self.dispatch = Dispatcher(self.load, to_plain)
         self.cached: dict[int, Any] = {}  # large arguments the trusted side sends only once
         self.stand_ins: list[str] = []  # missing packages the submission imports (harness.stand_ins)
 
@@ -507,71 +515,38 @@ class Worker:
         return args
 
     def load(self):
-        if self.broken is not None:
-            raise _Broken(self.broken)
-        if self.adapters is None:
-            code_dir = self.config["code_dir"]
-            where = self.config.get("adapters", "adapters.py")
-            path = os.path.join(code_dir, where)
-            if not os.path.isfile(path):
-                self.broken = "no adapters.py (nor tests/adapters.py) in the submission"
-                raise _Broken(self.broken)
-
-            def load():
-                spec = importlib.util.spec_from_file_location("adapters", path)
-                module = importlib.util.module_from_spec(spec)
-                sys.modules["adapters"] = module
-                spec.loader.exec_module(module)
-                return module
-
-            try:
-                self.adapters, self.stand_ins = import_tolerating_missing(load, code_dir)
-            except BaseException as err:  # SystemExit at import too: the submission is broken
-                message = V.describe_import_error(err, short_paths=True, base=code_dir)
-                self.broken = f"{where} could not be imported: {message}"
-                raise _Broken(self.broken) from None
-        return self.adapters
-
-    def bound(self, handle: int, name: str):
-        obj = self.objects[handle]
-        fn = getattr(obj, name, None)
-        if not callable(fn):
-            raise NotImplementedError(f"{type(obj).__qualname__}.{name} is missing")
-        return fn
+        """Import the submission's adapters file as module ``adapters``; Broken, naming the
+        cause, if it is missing or its import fails (SystemExit at import too)."""
+        code_dir = self.config["code_dir"]
+        where = self.config.get("adapters", "adapters.py")
+        if not os.path.isfile(os.path.join(code_dir, where)):
+            raise Broken("no adapters.py (nor tests/adapters.py) in the submission")
+        try:
+            module, self.stand_ins = import_adapters(code_dir, where, "adapters", register=True)
+        except BaseException as err:  # SystemExit at import too: the submission is broken
+            message = V.describe_import_error(err, short_paths=True, base=code_dir)
+            raise Broken(f"{where} could not be imported: {message}") from None
+        return module
 
     def handle_request(self, msg: list) -> None:
         op, rid = msg[0], msg[1]
         try:
             if op == "call":
                 _, _, adapter, args, returns_handle, refs = msg
-                args = self.arguments(args, refs)
-                fn = getattr(self.load(), adapter, None)
-                if not callable(fn):
-                    raise NotImplementedError(f"adapters.{adapter} is missing from adapters.py")
-                result = fn(*args)
-                if returns_handle:
-                    handle = len(self.objects) + 1
-                    self.objects[handle] = result
-                    value = handle
-                else:
-                    value = to_plain(result, f"adapters.{adapter}(...)")
+                value = self.dispatch.call(adapter, self.arguments(args, refs), returns_handle)
             elif op == "method":
                 _, _, handle, name, args, refs = msg
-                args = self.arguments(args, refs)
-                value = to_plain(self.bound(handle, name)(*args), f"{name}(...)")
+                value = self.dispatch.method(handle, name, self.arguments(args, refs))
             elif op == "probe":
                 _, _, probe, handle, args = msg
-                from harness import probes
-
-                target = self.objects[handle] if handle is not None else self.load()
-                value = V.to_plain(getattr(probes, probe)(target, *args), f"probe {probe}")
+                value = self.dispatch.probe(probe, handle, args)
             elif op == "stream":
                 self.stream(rid, msg[2], msg[3])
                 return
             else:
                 raise SystemExit(f"unknown request {op!r}")
             data = ["ok", rid, value]
-        except _Broken as err:
+        except Broken as err:
             data = ["err", rid, {"kind": "broken", "mro": [], "message": str(err), "traceback": ""}]
         except V.WrongResult as err:
             data = ["err", rid, {"kind": "wrong", "mro": [], "message": str(err), "traceback": ""}]
@@ -610,11 +585,11 @@ class Worker:
 
         gen = None
         try:
-            gen = iter(self.bound(handle, name)(source()))
-            for i, item in enumerate(gen):
+            gen = self.dispatch.stream(handle, name, source())
+            for item in gen:
                 if state["aborted"]:
                     break
-                pending.append(item if type(item) is int else V.to_plain(item, f"{name}(...) item {i}"))
+                pending.append(item)
                 if len(pending) >= ID_BATCH:
                     flush()
             if state["aborted"]:
@@ -631,7 +606,7 @@ class Worker:
             else:
                 self._finish_failed_stream(rid, state, describe(err))
         finally:
-            if gen is not None and hasattr(gen, "close"):
+            if gen is not None:
                 try:
                     gen.close()
                 except BaseException:
@@ -644,10 +619,6 @@ class Worker:
         while True:
             msg = self.channel.recv()
             self.handle_request(msg)
-
-
-class _Broken(Exception):
-    pass
 
 
 
@@ -664,8 +635,8 @@ def main(config: dict) -> None:
     os.chdir(config["work_dir"])
     worker = Worker(config, channel)
     try:
-        worker.load()  # import the submission now: a crash here is a broken submission, not a test failure
-    except _Broken:
+        worker.dispatch.adapters  # import the submission now: a crash here is a broken submission, not a test failure
+    except Broken:
         pass  # reported on every call
     channel.send(["hello", 0, {"pid": os.getpid(), "uid": os.getuid(), "stand_ins": worker.stand_ins}])
     worker.loop()

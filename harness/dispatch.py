@@ -1,0 +1,122 @@
+"""Running requests against a submission's ``adapters.py``: the one dispatcher behind both
+backends (in this process, :class:`harness.impl.LocalBackend`; in the isolated worker,
+:class:`sandbox.worker.Worker`), and the one way to import the adapters file.
+
+Imports only the standard library and the harness modules the worker gets a private copy
+of (``values``, ``stand_ins``, ``probes``: ``WORKER_FILES`` in :mod:`sandbox.isolation`).
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import sys
+from collections.abc import Callable, Iterable, Iterator
+from types import ModuleType
+from typing import Any
+
+from . import values as V
+from .stand_ins import import_tolerating_missing
+
+
+class Broken(Exception):
+    """``adapters.py`` (or what it imports) could not be loaded; raised again on every request."""
+
+
+def import_adapters(code_dir: str, adapters: str, module_name: str, *, register: bool = False) -> tuple[ModuleType, list[str]]:
+    """Import ``code_dir/adapters`` as a fresh module named ``module_name`` (also put in
+    ``sys.modules`` when ``register``), with stand-ins for packages it imports that are
+    neither in ``code_dir`` nor installed. Returns the module and those packages' names;
+    the submission's own import-time errors propagate for the caller to describe."""
+    path = os.path.join(code_dir, adapters)
+
+    def load() -> ModuleType:
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        if register:
+            sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        return module
+
+    return import_tolerating_missing(load, code_dir)
+
+
+class Dispatcher:
+    """The adapters module (imported by ``load`` on first use; a :class:`Broken` it raises is
+    kept and raised again) and the objects its adapters returned, kept under handles.
+
+    ``to_plain`` turns results into plain data (:func:`harness.values.to_plain`; the worker
+    passes a variant that skips copying what it serializes at once)."""
+
+    def __init__(self, load: Callable[[], ModuleType], to_plain: Callable[[Any, str], Any] = V.to_plain) -> None:
+        self._load = load
+        self._module: ModuleType | None = None
+        self._broken: Broken | None = None
+        self.to_plain = to_plain
+        self.objects: dict[int, Any] = {}
+
+    @property
+    def adapters(self) -> ModuleType:
+        """The loaded adapters module; :class:`Broken` if it could not be loaded."""
+        __tracebackhide__ = True
+        if self._broken is not None:
+            raise self._broken
+        if self._module is None:
+            try:
+                self._module = self._load()
+            except Broken as err:
+                self._broken = err
+                raise
+        return self._module
+
+    def call(self, adapter: str, args: tuple | list, returns_handle: bool) -> Any:
+        """``adapters.<adapter>(*args)``: plain data, or a new handle to the object returned."""
+        __tracebackhide__ = True
+        fn = getattr(self.adapters, adapter, None)
+        if not callable(fn):
+            raise NotImplementedError(f"adapters.{adapter} is missing from adapters.py")
+        result = fn(*args)
+        if returns_handle:
+            handle = len(self.objects) + 1
+            self.objects[handle] = result
+            return handle
+        return self.to_plain(result, f"adapters.{adapter}(...)")
+
+    def bound(self, handle: int, name: str) -> Callable[..., Any]:
+        """Method ``name`` of the object under ``handle``; NotImplementedError if it has none."""
+        __tracebackhide__ = True
+        obj = self.objects[handle]
+        fn = getattr(obj, name, None)
+        if not callable(fn):
+            raise NotImplementedError(f"{type(obj).__qualname__}.{name} is missing")
+        return fn
+
+    def method(self, handle: int, name: str, args: tuple | list) -> Any:
+        """``obj.<name>(*args)`` for the object under ``handle``, as plain data."""
+        __tracebackhide__ = True
+        return self.to_plain(self.bound(handle, name)(*args), f"{name}(...)")
+
+    def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
+        """The items of ``obj.<name>(chunks)`` as plain data, one by one; closing this
+        iterator closes the object's."""
+        __tracebackhide__ = True
+        items = iter(self.bound(handle, name)(chunks))
+        try:
+            for i, item in enumerate(items):
+                yield item if type(item) is int else self.to_plain(item, f"{name}(...) item {i}")
+        finally:
+            close = getattr(items, "close", None)
+            if close is not None:
+                try:
+                    close()
+                except BaseException:
+                    pass
+
+    def probe(self, probe: str, handle: int | None, args: tuple | list) -> Any:
+        """:mod:`harness.probes` function ``probe`` on the object under ``handle`` (or on the
+        adapters module), as plain data."""
+        __tracebackhide__ = True
+        from . import probes
+
+        target = self.objects[handle] if handle is not None else self.adapters
+        return self.to_plain(getattr(probes, probe)(target, *args), f"probe {probe}")
