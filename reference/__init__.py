@@ -1,4 +1,20 @@
-"""Reference solution of the byte-level BPE assignment (the worked solution)."""
+"""Reference solution of the byte-level BPE assignment (the worked solution).
+
+For the simple version of training, read the naive trainer in ``tests/oracles.py``
+(``train_bpe``, ``pretoken_counts``, ``train_merges``): the rules written out directly,
+recounting every pair after each merge. ``train_bpe`` here is the same algorithm made
+fast, in three steps:
+
+1. count the pre-tokens of the file: ``pretoken_counts.py`` (``count_file``; a large file
+   in chunks, by worker processes);
+2. turn them into words of byte ids and index the pairs: ``train.py`` (``as_words``,
+   ``index_pairs``);
+3. the merge loop: ``train.py`` (``merge_loop``, ``merge_word``).
+
+The other modules, one per part of the assignment: ``warmup.py``, ``primitives.py``,
+``pretokenize.py``, ``tokenizer.py`` with ``gpt2_files.py`` (``parallel.py`` lets the
+tokenizer encode long texts on several cores).
+"""
 
 from .gpt2_files import bytes_to_unicode, load_tokenizer_files, save_tokenizer_files
 from .pretokenize import GPT2_PATTERN, pretokenize, split_on_special_tokens

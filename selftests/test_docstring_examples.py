@@ -1,4 +1,5 @@
-"""Every worked example in the ``student/`` docstrings holds for the reference solution."""
+"""Every worked example in the ``student/`` docstrings holds for the reference solution, and so
+does every example in the reference's own docstrings."""
 
 from __future__ import annotations
 
@@ -7,11 +8,13 @@ import tempfile
 
 import pytest
 
+import reference
 import student
 
 from .docexamples import docstring_examples, run_example
 
 EXAMPLES = docstring_examples(student)
+REFERENCE_EXAMPLES = [t for t in docstring_examples(reference) if t.examples]
 MODULES_WITH_EXAMPLES = {"gpt2_files", "pretokenize", "primitives", "tokenizer", "train"}
 
 
@@ -20,7 +23,7 @@ def test_every_student_module_with_functions_has_examples():
     assert MODULES_WITH_EXAMPLES <= found, f"no docstring examples found in {sorted(MODULES_WITH_EXAMPLES - found)}"
 
 
-@pytest.mark.parametrize("test", EXAMPLES, ids=[t.name for t in EXAMPLES])
+@pytest.mark.parametrize("test", EXAMPLES + REFERENCE_EXAMPLES, ids=[t.name for t in EXAMPLES + REFERENCE_EXAMPLES])
 def test_docstring_example_holds_for_the_reference(test: doctest.DocTest, tmp_path, monkeypatch):
     monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # examples' mkdtemp() stays in tmp_path
     failed, report = run_example(test)

@@ -10,6 +10,7 @@ import shutil
 import subprocess
 import sys
 import xml.etree.ElementTree as ET
+from collections import Counter
 from pathlib import Path
 
 import pytest
@@ -92,25 +93,36 @@ def readme_doctest_command(readme: str) -> list[str]:
     return shlex.split(found[0])
 
 
+def docstrings_with_examples(folder: Path) -> Counter[tuple[str, str]]:
+    """(file, name) of every module, class or function docstring in ``folder`` holding a
+    ``>>>`` example (one doctest item each), with how often it occurs (methods of different
+    classes may share a name)."""
+    import ast
+
+    found: Counter[tuple[str, str]] = Counter()
+    for path in folder.glob("*.py"):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)) and ">>>" in (ast.get_docstring(node) or ""):
+                found[path.name, getattr(node, "name", "")] += 1
+    return found
+
+
 def test_the_readmes_doctest_command_passes_on_the_reference_wearing_the_stubs_docstrings(handout, tmp_path):
     from .transplant import transplant
 
     command = readme_doctest_command((handout / "README.md").read_text(encoding="utf-8"))
-    import ast
-
-    with_examples = 0  # docstrings with examples in the stubs: one doctest item each
-    for path in (handout / "student").glob("*.py"):
-        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-            if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef)):
-                with_examples += ">>>" in (ast.get_docstring(node) or "")
-    assert with_examples >= 10
+    stubs = docstrings_with_examples(handout / "student")
+    assert stubs.total() >= 10
     solved = tmp_path / "solved"
     shutil.copytree(handout, solved)
     transplant(ROOT / "reference", handout / "student", solved / "student")
+    # the stubs' examples, and those of the reference's own helpers (which have no stub)
+    run = docstrings_with_examples(solved / "student")
+    assert stubs <= run, f"stub examples lost by the transplant: {sorted(stubs - run)}"
     env = {**student_env(), "TMPDIR": str(tmp_path)}  # the examples' temporary files stay in tmp_path
     proc = subprocess.run([sys.executable, *command[1:]], cwd=solved, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
-    assert f"{with_examples} passed" in proc.stdout, proc.stdout[-2000:]
+    assert f"{run.total()} passed" in proc.stdout, proc.stdout[-2000:]
 
 
 def test_readme_says_which_later_functions_to_write_first(handout):
