@@ -24,7 +24,13 @@ _SAFE_CUT = regex.compile(r"(?<=\S)\s")  # a pre-token always ends between these
 
 
 def read_corpus(input_path: str | os.PathLike) -> str:
-    """The corpus as text; ``ValueError`` naming the file if it is missing or not UTF-8."""
+    """The corpus as text; ``ValueError`` naming the file if it is missing, a directory or
+    not UTF-8.
+
+    >>> read_corpus("no/such/file.txt")
+    Traceback (most recent call last):
+    ValueError: train_bpe: training file not found: no/such/file.txt
+    """
     path = os.fspath(input_path)
     try:
         with open(path, "rb") as f:
@@ -125,7 +131,12 @@ def chunk_offsets(path: str | os.PathLike, size: int, special_tokens: list[str])
 
 def _next_cut(f: io.BufferedReader, pos: int, total: int, special_tokens: list[str]) -> int | None:
     """Byte offset of a safe cut (see ``_find_cut``) at or soon after ``pos`` in the open
-    file ``f`` of ``total`` bytes, reading a window that grows until one is found."""
+    file ``f`` of ``total`` bytes, reading a window that grows until one is found; ``None``
+    if there is none before the end.
+
+    >>> _next_cut(io.BytesIO(b"one two three"), 4, 13, []), _next_cut(io.BytesIO(b"a bc"), 2, 4, [])
+    (7, None)
+    """
     margin = max((len(t) for t in special_tokens), default=1)  # context needed on each side
     window = 1 << 16
     while True:
