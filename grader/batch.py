@@ -268,7 +268,7 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
     log = opts.out / "logs" / f"{sub.student}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     env = dict(os.environ)
-    if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.isolation.default_spin)
+    if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.channel.default_spin)
         env.setdefault("BPE_GRADER_SPIN", "0")
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,

@@ -4,7 +4,7 @@ If the grading environment is set up so that the worker cannot import what the r
 needs (a package installed where the worker's private root does not show it, a path it
 cannot read), every test would fail and every student would score 0 in silence. So before
 grading, ``grade`` and ``batch`` import the reference and call it once in an identically
-confined worker (:class:`sandbox.isolation.WorkerBackend` for ``reference/``, with the
+confined worker (:class:`sandbox.backend.WorkerBackend` for ``reference/``, with the
 limits of ``grading.yaml``). A failure is a harness error, never a student's score.
 """
 
@@ -30,7 +30,8 @@ def check_reference(isolation: Any = None, forbidden: tuple[str, ...] | None = N
     one line."""
     from dataclasses import asdict, fields
 
-    from sandbox.isolation import IsolationLimits, WorkerBackend
+    from sandbox.backend import WorkerBackend
+    from sandbox.limits import IsolationLimits
 
     known = {f.name for f in fields(IsolationLimits)}
     limits = IsolationLimits.from_mapping(

@@ -3,7 +3,7 @@ backends (in this process, :class:`harness.impl.LocalBackend`; in the isolated w
 :class:`sandbox.worker.Worker`), and the one way to import the adapters file.
 
 Imports only the standard library and the harness modules the worker gets a private copy
-of (``values``, ``stand_ins``, ``probes``: ``WORKER_FILES`` in :mod:`sandbox.isolation`).
+of (``values``, ``stand_ins``, ``probes``: ``WORKER_FILES`` in :mod:`sandbox.process`).
 """
 
 from __future__ import annotations

@@ -1,5 +1,5 @@
-"""How a call into an isolated worker can fail (shared by :mod:`sandbox.isolation` and
-:mod:`sandbox.stream`; the tests see them as assertion failures)."""
+"""How a call into an isolated worker can fail (shared by :mod:`sandbox.process`,
+:mod:`sandbox.backend` and :mod:`sandbox.stream`; the tests see them as assertion failures)."""
 
 from __future__ import annotations
 

@@ -4,7 +4,9 @@ A worker may fork, leave its process group (``setsid``) or double-fork so its pa
 It is found here by three routes at once: its process group, its descendants (parent links in
 ``/proc``), and, when it runs under a user id of its own, every process of that user id. Used
 to stop every submission process while the reference is timed (:func:`frozen`) and to measure
-the memory of the whole tree during a probe (:class:`TreeMemory`).
+the memory of the whole tree during a probe (:class:`TreeMemory`); also the ``/proc`` reads
+and the pid-namespace ending a worker's trusted side uses (:func:`status_kb`,
+:func:`end_namespace`, :func:`own_namespaces`).
 """
 
 from __future__ import annotations
@@ -153,3 +155,40 @@ class TreeMemory:
         self._done.set()
         self._thread.join()
         self.sample()
+
+
+def status_kb(pid: int, field: str) -> int | None:
+    """The number of a ``/proc/<pid>/status`` field (kB for the memory ones), or None."""
+    try:
+        with open(f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except (OSError, ValueError):
+        return None
+    return None
+
+
+def end_namespace(init: int) -> None:
+    """Kill process 1 of a worker's pid namespace (the kernel then kills every process in it)
+    and wait, up to 5 s, until it is gone or a zombie: nothing of the worker runs after that."""
+    try:
+        os.kill(init, signal.SIGKILL)
+    except OSError:
+        return
+    for _ in range(500):
+        try:
+            with open(f"/proc/{init}/stat") as f:
+                if f.read().rpartition(")")[2].split()[0] in ("Z", "X"):
+                    return
+        except OSError:
+            return
+        time.sleep(0.01)
+
+
+def own_namespaces(pid: int, kinds: tuple[str, ...] = ("user", "mnt", "pid")) -> bool:
+    """Whether ``pid`` is in namespaces of these kinds other than this process's."""
+    try:
+        return all(os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}") for ns in kinds)
+    except OSError:
+        return False

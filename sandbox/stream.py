@@ -13,9 +13,11 @@ from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
 from .failures import WorkerFailure, WorkerTimeout
+from .student_errors import student_error
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .isolation import WorkerBackend, _Process
+    from .backend import WorkerBackend
+    from .process import WorkerProcess
 
 CHUNK_CHARS = 1 << 16  # characters of encode_iterable input per message
 
@@ -29,7 +31,7 @@ class Stream:
     so a worker sending more ids than the bytes it was given (or ``stream_ids`` in all), or
     asking for input after it was told the input ended, breaks the protocol and is stopped."""
 
-    def __init__(self, backend: "WorkerBackend", proc: "_Process", rid: int, name: str) -> None:
+    def __init__(self, backend: "WorkerBackend", proc: "WorkerProcess", rid: int, name: str) -> None:
         self.backend, self.proc, self.rid, self.name = backend, proc, rid, name
         self.finished = False
         self.interrupted = False
@@ -102,7 +104,7 @@ class Stream:
                         return
                     if kind == "err" and len(msg) == 3 and type(msg[2]) is dict:
                         self.finished = True
-                        raise self.backend._student_error(msg[2], self.proc, self.mark)
+                        raise student_error(msg[2], self.proc, self.mark)
                     if kind != "ids" or len(msg) != 3 or type(msg[2]) is not list:
                         self.finished = True
                         raise self.proc.violation(f"sent an unexpected stream message {kind!r}")

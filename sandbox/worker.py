@@ -1,6 +1,6 @@
 """The isolated worker: the process that runs a submission's code during grading.
 
-The trusted side (:mod:`sandbox.isolation`) starts it as
+The trusted side (:mod:`sandbox.process`) starts it as
 ``python -I -B -c <bootstrap> FD`` (its configuration comes as the first line on the request
 pipe ``FD``, never in its argv) in a throw-away sandbox directory holding a copy of
 ``adapters.py`` and the implementation package, plus private copies of the few harness
@@ -16,9 +16,9 @@ machine): when started as root, then dropping to an unprivileged user id; otherw
 unprivileged user, mount and pid namespaces (:mod:`sandbox.userns`), then dropping every
 capability. The forbidden modules are covered there and refused by an import hook.
 
-Protocol: one line of tagged JSON (:func:`harness.values.wire_dumps`) per message, over two
-dedicated pipe descriptors (never stdout, which is the submission's, captured with a cap by
-the trusted side). Requests and replies are lists::
+Protocol (both ends in :mod:`sandbox.channel`): one line of tagged JSON
+(:func:`harness.values.wire_dumps`) per message, over two dedicated pipe descriptors (never stdout,
+which is the submission's, captured with a cap by the trusted side). Requests and replies are lists::
 
                                                        <- ["ready", 0, {notes}] (sandbox set up)
     -> ["go", 0] (the grader has checked the sandbox)
@@ -38,18 +38,16 @@ from __future__ import annotations
 
 import binascii
 import os
-import select
 import sys
-import time
 import traceback
-from itertools import chain
 from typing import Any
 
 from harness import values as V
 from harness.dispatch import Broken, Dispatcher, import_adapters  # imported before privileges drop
 
+from .channel import Channel, plain_copy, to_plain
+
 ID_BATCH = 8192  # ids per "ids" message of a stream
-MAX_LINE = 1 << 30  # requests longer than this are a protocol error
 
 
 # ---- hardening (runs before any submission code) --------------------------------------
@@ -362,90 +360,6 @@ def clean_import_state(code_dir: str, harness_dir: str, python_path: list[str] |
     # editable installs add finders that map the harness's own packages: drop them
     sys.meta_path[:] = [f for f in sys.meta_path if f in (BuiltinImporter, FrozenImporter, PathFinder)]
     sys.path_importer_cache.clear()
-
-
-# ---- the wire: harness.values' tagged JSON, with fast paths for the common shapes -------
-
-
-def fast_dumps(value: Any) -> str:
-    """:func:`harness.values.wire_dumps` (which packs vocabularies and merges compactly)."""
-    return V.wire_dumps(value)
-
-
-def plain_copy(value: Any) -> Any:
-    """A copy of plain data sharing only immutable parts (so a callee cannot change the caller's)."""
-    kind = type(value)
-    if kind is list:
-        kinds = set(map(type, value))
-        if kinds <= _IMMUTABLE_SET or (kinds == {tuple} and set(map(type, chain.from_iterable(value))) <= _IMMUTABLE_SET):
-            return value.copy()  # ids, pre-tokens, merges: nothing inside can change
-        return [v if type(v) in _IMMUTABLE else plain_copy(v) for v in value]
-    if kind is dict:
-        return {k: v if type(v) in _IMMUTABLE else plain_copy(v) for k, v in value.items()}
-    if kind is tuple and not all(type(v) in _IMMUTABLE for v in value):
-        return tuple(plain_copy(v) for v in value)
-    return value
-
-
-_IMMUTABLE = (int, float, str, bytes, bool, type(None))
-_IMMUTABLE_SET = set(_IMMUTABLE)
-
-
-def to_plain(value: Any, where: str) -> Any:
-    """:func:`harness.values.to_plain`, skipping the per-item walk for plain lists of ints or strs."""
-    if type(value) is list and (V.only(value, int) or V.only(value, str)):
-        return value
-    return V.to_plain(value, where)
-
-
-# ---- the channel ----------------------------------------------------------------------
-
-
-class Channel:
-    def __init__(self, rfd: int, wfd: int, spin: float = 0.0) -> None:
-        self.rfd, self.wfd = rfd, wfd
-        self.buffer = bytearray()
-        self.spin = spin  # seconds to poll for the next request before sleeping in read()
-        if spin:
-            os.set_blocking(rfd, False)
-
-    def _read(self) -> bytes:
-        """The next bytes from the trusted side. Polls for ``spin`` seconds first: a request
-        usually follows a reply within microseconds, and waking a sleeping process costs
-        far more than that on virtual machines."""
-        if not self.spin:
-            return os.read(self.rfd, 1 << 20)
-        until = time.perf_counter() + self.spin
-        while True:
-            try:
-                return os.read(self.rfd, 1 << 20)
-            except BlockingIOError:
-                if time.perf_counter() > until:
-                    select.select([self.rfd], [], [])
-                    until = time.perf_counter() + self.spin
-                else:
-                    os.sched_yield()  # a process with real work on this core goes first
-
-    def send(self, message: list) -> None:
-        data = (fast_dumps(message) + "\n").encode("utf-8")
-        view = memoryview(data)
-        while view:
-            n = os.write(self.wfd, view)
-            view = view[n:]
-
-    def recv(self) -> list:
-        while True:
-            end = self.buffer.find(b"\n")
-            if end >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[: end + 1]
-                return V.wire_loads(line)
-            if len(self.buffer) > MAX_LINE:
-                raise SystemExit("request too long")
-            chunk = self._read()
-            if not chunk:
-                raise SystemExit(0)  # the trusted side went away
-            self.buffer += chunk
 
 
 class Aborted(BaseException):

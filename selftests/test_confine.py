@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.isolation import IsolationLimits, WorkerBackend
+from sandbox.backend import WorkerBackend
+from sandbox.limits import IsolationLimits
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="the private root directory needs root")
 

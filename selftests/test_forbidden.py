@@ -158,7 +158,7 @@ def test_forbidden_packages_are_absent_from_the_worker_even_without_the_hook(del
     (sub / "student" / "__init__.py").write_text("")
     (sub / "adapters.py").write_text(UNHOOK)
     script = (
-        "import json,sys\nfrom sandbox.isolation import WorkerBackend\n"
+        "import json,sys\nfrom sandbox.backend import WorkerBackend\n"
         f"b = WorkerBackend('student', {str(sub)!r})\n"
         "print(json.dumps({m: b.call('run_pretokenize', (m,), False) for m in sys.argv[1:]}))\nb.close()\n"
     )

@@ -10,7 +10,9 @@ from pathlib import Path
 import pytest
 
 from harness.impl import ROOT, BrokenImplementation, Implementation
-from sandbox.isolation import IsolationLimits, StudentExit, WorkerBackend, WorkerDied, WorkerTimeout
+from sandbox.backend import WorkerBackend
+from sandbox.failures import StudentExit, WorkerDied, WorkerTimeout
+from sandbox.limits import IsolationLimits
 from harness.values import WrongResult
 
 FAST = IsolationLimits(call_timeout=3.0, term_grace=0.3)

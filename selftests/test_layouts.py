@@ -260,7 +260,7 @@ def test_tracebacks_name_paths_relative_to_the_submission(tmp_path, isolate):
         "class BPETokenizer:\n    def __init__(self, vocab, merges, special_tokens=None):\n"
         "        raise RuntimeError('broken on purpose')\n"
     )
-    from sandbox.isolation import WorkerBackend
+    from sandbox.backend import WorkerBackend
 
     backend = WorkerBackend("student", sub) if isolate else LocalBackend("student", sub)
     try:
@@ -283,7 +283,7 @@ def test_an_adapters_file_that_does_not_import_names_itself_relative_to_the_subm
     (sub / "mycode" / "__init__.py").write_text("X = 1\n\n\nraise ValueError('at import')\n")
     (sub / "adapters.py").write_text("import os\n\nimport mycode\n")
     from harness.impl import BrokenImplementation
-    from sandbox.isolation import WorkerBackend
+    from sandbox.backend import WorkerBackend
 
     backend = WorkerBackend("student", sub)
     try:
@@ -375,7 +375,7 @@ def test_a_link_to_the_checkout_folder_leaks_nothing_and_costs_honest_code_nothi
 
 
 def test_a_link_inside_the_submission_is_kept(tmp_path):
-    from sandbox.isolation import WorkerBackend
+    from sandbox.backend import WorkerBackend
 
     backend = WorkerBackend("student", build_inside_link(tmp_path / "sub"))
     try:
@@ -399,7 +399,7 @@ def test_an_adapters_only_submission_loads_and_runs_isolated(tmp_path):
         "            i += 1\n"
         "    return out\n"
     )
-    from sandbox.isolation import WorkerBackend
+    from sandbox.backend import WorkerBackend
 
     backend = WorkerBackend("student", sub)
     try:

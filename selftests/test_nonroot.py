@@ -29,7 +29,7 @@ from sandbox.pyenv import environment_path
 from . import test_attacks as A
 from .support import ROOT
 
-USER_ID = 1_899_000_123  # below the workers' ids (sandbox.isolation.UID_BASE)
+USER_ID = 1_899_000_123  # below the workers' ids (sandbox.uids.UID_BASE)
 # forge_report also leaves a child behind (it keeps rewriting the report for two minutes)
 ATTACKS = ["read_hidden", "forge_report"]
 NAMESPACES = "isolation: own user, mount and pid namespaces (not root), private root directory"
@@ -180,7 +180,7 @@ def test_nothing_the_workers_started_outlives_grading(graded):
 
 CONTROL_SCRIPT = """
 import json, sys
-from sandbox.isolation import WorkerBackend
+from sandbox.backend import WorkerBackend
 out = {}
 for namespaces in (True, False):
     b = WorkerBackend("student", sys.argv[1], namespaces=namespaces)

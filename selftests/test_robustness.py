@@ -327,7 +327,8 @@ def run_pretokenize(text):
 
 def test_a_worker_finds_no_harness_or_submission_path_in_its_argv_environment_or_memory(tmp_path):
     from harness.impl import Implementation
-    from sandbox.isolation import IsolationLimits, WorkerBackend
+    from sandbox.backend import WorkerBackend
+    from sandbox.limits import IsolationLimits
 
     sub = tmp_path / "submissions" / "alice"
     (sub / "student").mkdir(parents=True)
@@ -385,7 +386,9 @@ def get_byte_tokenizer():
 
 def test_a_shared_tokenizer_outlives_every_worker_death_of_other_calls(tmp_path):
     from harness.impl import Implementation
-    from sandbox.isolation import IsolationLimits, WorkerBackend, WorkerDied
+    from sandbox.backend import WorkerBackend
+    from sandbox.failures import WorkerDied
+    from sandbox.limits import IsolationLimits
 
     sub = tmp_path / "sub"
     (sub / "student").mkdir(parents=True)

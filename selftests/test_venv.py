@@ -114,7 +114,7 @@ def test_a_venv_inside_the_checkout_shows_the_worker_nothing_else_of_it(checkout
     (sub / "adapters.py").write_text(PEEK)
     site = next((checkout / ".venv" / "lib").glob("python3*/site-packages"))
     script = (
-        "import json,sys\nfrom sandbox.isolation import WorkerBackend\n"
+        "import json,sys\nfrom sandbox.backend import WorkerBackend\n"
         f"b = WorkerBackend('student', {str(sub)!r})\n"
         "print(json.dumps({p: b.call('run_pretokenize', (p,), False) for p in sys.argv[1:]}))\nb.close()\n"
     )

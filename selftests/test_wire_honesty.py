@@ -8,7 +8,9 @@ import os
 import pytest
 
 from harness.impl import Implementation
-from sandbox.isolation import IsolationLimits, WorkerBackend, WorkerFailure
+from sandbox.backend import WorkerBackend
+from sandbox.failures import WorkerFailure
+from sandbox.limits import IsolationLimits
 
 from .test_isolation import submission
 
@@ -16,7 +18,7 @@ pytestmark = pytest.mark.skipif(not hasattr(os, "fork"), reason="the worker need
 
 PRESEND = '''
 import sys
-_worker = sys.modules["sandbox.worker"]
+_worker = sys.modules["sandbox.channel"]
 _send = _worker.Channel.send
 
 
@@ -38,7 +40,7 @@ def run_pretokenize(text):
 
 CLAIM_SUCCESS = '''
 import sys
-_worker = sys.modules["sandbox.worker"]
+_worker = sys.modules["sandbox.channel"]
 _send = _worker.Channel.send
 
 

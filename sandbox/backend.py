@@ -1,0 +1,356 @@
+"""The trusted side's backend for one implementation: :class:`WorkerBackend` runs its
+``adapters.py`` in an isolated worker (:mod:`sandbox.process`), one at a time, reused across
+tests and started afresh after a death, a timeout or a restart (tokenizers made in a worker
+that ended are made again, the same way, in the next one)."""
+
+from __future__ import annotations
+
+import contextlib
+import secrets
+import threading
+import time
+from collections.abc import Iterable, Iterator
+from pathlib import Path
+from typing import Any
+
+from harness import submission as S
+from harness.impl import ROOT, BrokenImplementation
+
+from . import hiding, proctree, registry
+from .argcache import ArgumentCache
+from .channel import default_spin
+from .failures import WorkerDied, WorkerFailure
+from .forbidden import FORBIDDEN_MODULES
+from .limits import IsolationLimits
+from .paths import PathArguments
+from .process import WorkerProcess, signal_name
+from .pyenv import worker_python
+from .stream import Stream
+from .student_errors import student_error
+
+
+def _draw_rid() -> int:
+    return secrets.randbits(52) + 1  # exact in every JSON reader
+
+
+class WorkerBackend:
+    """A :class:`~harness.impl.Backend` that runs ``adapters.py`` in an isolated worker."""
+
+    def __init__(
+        self,
+        impl: str = "student",
+        root: Path | str | None = None,
+        limits: IsolationLimits | None = None,
+        *,
+        label: str | None = None,
+        hide: Iterable[Path | str] = (),
+        drop_privileges: bool = True,
+        spin: float | None = None,
+        private_root: bool = True,
+        forbidden: Iterable[str] | None = None,
+        namespaces: bool = True,
+    ) -> None:
+        self.package = impl
+        # modules the worker cannot import (grading.yaml forbidden_modules; None: the defaults)
+        self.forbidden = list(FORBIDDEN_MODULES if forbidden is None else forbidden)
+        self.private_root = private_root  # False: as in a container that refuses mount namespaces
+        self.namespaces = namespaces  # False: not root and no user namespaces, as where the kernel refuses them
+        self.label = label or impl
+        self.source_root = Path(root or ROOT).resolve()
+        if self.source_root == ROOT:  # this checkout: only adapters.py and the package in use
+            self.layout, self._only = S.Layout("stubs", "adapters.py", (impl,)), (impl, "adapters.py")
+        else:  # a submission: all of it, wherever its adapters.py is
+            self.layout, self._only = S.detect_layout(self.source_root) or S.Layout("no adapters", "adapters.py"), None
+        self._copy_error: str | None = None
+        self.limits = limits or IsolationLimits()
+        self.drop_privileges = drop_privileges
+        self.spin = default_spin() if spin is None else spin
+        self.extra_hide = [Path(p) for p in hide]
+        self._proc: WorkerProcess | None = None
+        self._generation = 0
+        self._deaths: dict[int, str] = {}
+        self._handles: dict[int, tuple[int, int]] = {}  # our handle -> (generation, worker's)
+        self._recipes: dict[int, tuple[str, tuple]] = {}  # our handle -> (adapter, args) that made it
+        self._handle_counter = 0
+        self._unmakeable: set[int] = set()  # handles whose making again in a fresh worker failed
+        self._rid = 0
+        self._rid_next = _draw_rid()  # request ids are unpredictable: see _new_rid
+        self._stream: Stream | None = None
+        self._mark = 0
+        self._lock = threading.RLock()
+        self._args = ArgumentCache()
+        self._start_failures = 0
+        self._start_failure: str | None = None
+        self._paths = PathArguments()
+        self._python: tuple[list[str], list[str]] | None = None
+        registry.LIVE.add(self)
+
+    # -- paths the worker must not see --
+
+    def keep_out(self) -> list[Path]:
+        """Folders whose contents the worker must never see (:func:`sandbox.hiding.keep_out`)."""
+        return hiding.keep_out(self.source_root, self.extra_hide)
+
+    def python(self) -> tuple[list[str], list[str]]:
+        """The worker's ``sys.path`` from this environment and the directories it needs
+        (:func:`sandbox.pyenv.worker_python`), computed once per backend."""
+        if self._python is None:
+            self._python = worker_python(self.keep_out())
+        return self._python
+
+    def hide_paths(self, sandbox: Path) -> list[str]:
+        """Directories the worker in ``sandbox`` must not see (:func:`sandbox.hiding.hide_paths`)."""
+        return hiding.hide_paths(self.source_root, self.extra_hide, sandbox, self.python()[1])
+
+    # -- the worker's life --
+
+    def copy_code(self, dest: Path) -> None:
+        """Copy the submission (or this checkout's adapters.py and package) into ``dest``,
+        links and hard links handled as :mod:`harness.submission` says. A submission too big
+        to copy is broken, once and for all (not re-walked for every test)."""
+        if self._copy_error is None:
+            try:
+                found = S.copy_submission(self.source_root, dest, self._only)
+            except S.SubmissionError as err:
+                self._copy_error = str(err)
+            else:
+                if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
+                    S.LOADED["left_out"] = found.notes
+                return
+        raise BrokenImplementation(self._copy_error)
+
+    def note_loaded(self, hello: dict) -> None:
+        """Remember what the worker said on loading adapters.py (stand-ins for missing packages)."""
+        if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
+            S.LOADED["layout"] = self.layout.describe()
+            missing = hello.get("stand_ins")
+            if type(missing) is list:
+                S.LOADED["stand_ins"] = [str(m)[:100] for m in missing[:20]]
+
+    def _worker(self) -> WorkerProcess:
+        __tracebackhide__ = True
+        if self._proc is None or not self._proc.alive():
+            if self._proc is not None:
+                self._retire()
+            if self._start_failure is not None and self._start_failures >= 2:
+                raise BrokenImplementation(self._start_failure)
+            if self._copy_error is not None:
+                raise BrokenImplementation(self._copy_error)
+            self._generation += 1
+            try:
+                self._proc = WorkerProcess(self, self._generation)
+            except WorkerFailure as err:
+                # dying or hanging while importing adapters.py happens again on every start:
+                # after the second time the submission counts as broken, without more restarts
+                self._start_failures += 1
+                self._start_failure = f"adapters.py could not be imported: {err}"
+                raise BrokenImplementation(self._start_failure) from None
+            self._start_failures = 0
+            self._mark = 0
+        return self._proc
+
+    def _retire(self) -> None:
+        proc = self._proc
+        if proc is None:
+            return
+        if proc.death is None:
+            code = proc.proc.poll()
+            proc.death = f"exited with status {code}" if code is not None and code >= 0 else (
+                f"died ({signal_name(-code)})" if code is not None else "stopped"
+            )
+        self._deaths[proc.generation] = proc.death
+        proc.close()
+        self._proc = None
+
+    def paused(self):
+        """A context in which every process of the running worker is stopped (see
+        :func:`sandbox.proctree.frozen`); it yields how many were stopped (0 if none runs)."""
+        proc = self._proc
+        if proc is None or not proc.alive():
+            return contextlib.nullcontext(0)
+        return proctree.frozen(proc.pid, proc.uid)
+
+    def restart(self) -> None:
+        """Stop the running worker (not a failure of the submission); its tokenizers are made
+        again in the next one."""
+        with self._lock:
+            self._abort_stream()
+            if self._proc is not None:
+                self._proc.death = "was restarted"
+                self._retire()
+
+    def close(self) -> None:
+        """Stop the worker and every process it left behind; remove its sandbox."""
+        with self._lock:
+            if self._proc is not None:
+                self._retire()
+            registry.LIVE.discard(self)
+
+    @property
+    def sandbox_info(self) -> dict:
+        """What the running worker reported about its hardening (starts one if needed)."""
+        return dict(self._worker().info)
+
+    def output(self) -> str:
+        proc = self._proc
+        return "" if proc is None else bytes(proc.output).decode("utf-8", "replace")
+
+    # -- requests --
+
+    def _request(self, message: list, doing: str, args: list | None = None) -> Any:
+        """Send ``message`` (with ``args`` and their cache references appended) and wait."""
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            proc = self._worker()
+            rid = self._new_rid()
+            mark = len(proc.output)
+            refs = None
+            if args is not None:
+                args, refs = self._args.split(args, proc.sent_keys)
+                message = [*message[:-1], args, message[-1]] if message[0] == "call" else [*message, args]
+            try:
+                proc.send([message[0], rid, *message[1:]], refs)
+                reply = proc.recv(rid, self.limits.call_timeout, doing)
+            except WorkerFailure as err:
+                raise type(err)(self._with_output(str(err), proc, mark)) from None
+            return self._settle(reply, proc, mark, doing)
+
+    def _settle(self, reply: list, proc: WorkerProcess, mark: int, doing: str) -> Any:
+        __tracebackhide__ = True
+        if reply[0] == "ok" and len(reply) == 3:
+            return reply[2]
+        if reply[0] == "err" and len(reply) == 3 and type(reply[2]) is dict:
+            raise student_error(reply[2], proc, mark)
+        raise proc.violation(f"sent an unexpected reply {reply[0]!r}")
+
+    def _with_output(self, message: str, proc: WorkerProcess, mark: int) -> str:
+        time.sleep(0.02)  # let the drain thread catch up with what was printed last
+        out = proc.output_since(mark)
+        return f"{message}\nyour code printed:\n{out}" if out.strip() else message
+
+    def _resolve(self, handle: int) -> int:
+        __tracebackhide__ = True
+        generation, theirs = self._handles[handle]
+        if generation != self._generation or self._proc is None or not self._proc.alive():
+            if self._proc is not None and self._proc.generation == generation and not self._proc.alive():
+                self._retire()
+            why = self._deaths.get(generation, "was restarted")
+            lost = f"the worker running your code {why} after this tokenizer was made, and the tokenizer died with it"
+            if handle in self._unmakeable:
+                raise WorkerDied(f"{lost}; making it again failed before")
+            # another test's failure must not fail every later test sharing this tokenizer:
+            # make it again, the same way, in a fresh worker (unless that fails)
+            adapter, args = self._recipes[handle]
+            try:
+                fresh = self.call(adapter, args, True)
+            except Exception as err:
+                self._unmakeable.add(handle)
+                raise WorkerDied(f"{lost}; making it again failed: {str(err)[:500]}") from None
+            self._handles[handle] = self._handles.pop(fresh)
+            self._recipes.pop(fresh, None)
+            return self._handles[handle][1]
+        return theirs
+
+    # -- the Backend protocol --
+
+    def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any:
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            proc = self._worker()
+            wire_args, copy_back = self._paths.rewrite(adapter, args, proc, self._rid_next)
+            try:
+                value = self._request(["call", adapter, returns_handle], f"running adapters.{adapter}(...)", wire_args)
+                if copy_back and self._proc is proc:
+                    self._paths.copy_back(copy_back, proc, self.limits.file_bytes)
+            except BaseException as err:
+                self._paths.unsandboxed(err)
+                raise
+            finally:
+                if self._proc is proc:
+                    self._paths.cleanup(proc)
+            if returns_handle:
+                if type(value) is not int:
+                    raise proc.violation("sent a handle that is not an int")
+                self._handle_counter += 1
+                ours = self._handle_counter
+                self._handles[ours] = (proc.generation, value)
+                self._recipes[ours] = (adapter, args)
+                return ours
+            return value
+
+    def method(self, handle: int, name: str, args: tuple) -> Any:
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            theirs = self._resolve(handle)
+            return self._request(["method", theirs, name], f"running {name}(...)", list(args))
+
+    def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
+        """Run a :mod:`harness.probes` function in the worker. The worker's own numbers cannot
+        be trusted (it could stop tracemalloc or fake its result), so the peak resident
+        memory is also read here from ``/proc/<pid>/status``: ``VmHWM`` is reset through
+        ``/proc/<pid>/clear_refs`` before the probe and read after it; a dict result gets
+        ``rss_peak`` (bytes the worker's resident memory grew above its size before the
+        probe, plus the peak private memory of its other processes, sampled: a forked child
+        doing the work counts), ``other_processes`` and ``rss_before``. Tests bounding memory should check ``rss_peak`` too."""
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            theirs = self._resolve(handle) if handle is not None else None
+            proc = self._worker()
+            wire_args, _ = self._paths.rewrite(f"probe:{probe}", args, proc, self._rid_next)
+            before = self._reset_peak(proc)
+            try:
+                with proctree.TreeMemory(proc.pid, proc.uid) as others:  # children doing the work count too
+                    value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
+            except BaseException as err:
+                self._paths.unsandboxed(err)
+                raise
+            finally:
+                if self._proc is proc:
+                    self._paths.cleanup(proc)
+            peak = proc.peak_rss()
+            if type(value) is dict and before is not None and peak is not None:
+                value["rss_before"] = before
+                value["rss_peak"] = max(0, peak - before) + others.peak
+                value["other_processes"] = others.processes
+            return value
+
+    def _new_rid(self) -> int:
+        """The id of a new request. Drawn at random, so the worker cannot send the reply to a
+        request before it is made (a reply prepared in advance, e.g. to beat a speed test, has
+        the wrong id and is a protocol violation)."""
+        self._rid, self._rid_next = self._rid_next, _draw_rid()
+        return self._rid
+
+    def _reset_peak(self, proc: WorkerProcess) -> int | None:
+        try:
+            with open(f"/proc/{proc.pid}/clear_refs", "w") as f:
+                f.write("5")  # resets VmHWM to the current VmRSS (Linux >= 4.0)
+        except OSError:
+            return None
+        kb = proctree.status_kb(proc.pid, "VmRSS")
+        return None if kb is None else kb * 1024
+
+    def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
+        __tracebackhide__ = True
+        with self._lock:
+            self._abort_stream()
+            theirs = self._resolve(handle)
+            proc = self._proc
+            self._new_rid()
+            stream = Stream(self, proc, self._rid, name)
+            self._stream = stream
+            try:
+                proc.send(["stream", self._rid, theirs, name])
+            except WorkerFailure:
+                self._stream = None
+                raise
+        return stream.run(iter(chunks))
+
+    def _abort_stream(self) -> None:
+        stream, self._stream = self._stream, None
+        if stream is not None:
+            stream.abort()

@@ -1,0 +1,245 @@
+"""Both ends of the protocol between the trusted side and an isolated worker.
+
+One line of tagged JSON (:func:`harness.values.wire_dumps`) per message, over two dedicated
+pipes (never the worker's stdout): :class:`Channel` is the worker's end, :class:`TrustedEnd`
+the trusted side's (mixed into :class:`sandbox.process.WorkerProcess`), which bounds what it
+reads (``reply_bytes``, ``reply_values``), accepts only a reply to the request it made and
+never blocks on a worker that stops reading or writing. The worker imports this module from
+its private copy, so it imports only the standard library and :mod:`harness.values`.
+"""
+
+from __future__ import annotations
+
+import os
+import select
+import time
+from itertools import chain
+from typing import Any
+
+from harness import values as V
+
+MAX_LINE = 1 << 30  # requests longer than this are a protocol error
+SPIN_SECONDS = 0.002  # see default_spin
+
+
+# ---- the wire: harness.values' tagged JSON, with fast paths for the common shapes -------
+
+
+def fast_dumps(value: Any) -> str:
+    """:func:`harness.values.wire_dumps` (which packs vocabularies and merges compactly)."""
+    return V.wire_dumps(value)
+
+
+def plain_copy(value: Any) -> Any:
+    """A copy of plain data sharing only immutable parts (so a callee cannot change the caller's)."""
+    kind = type(value)
+    if kind is list:
+        kinds = set(map(type, value))
+        if kinds <= _IMMUTABLE_SET or (kinds == {tuple} and set(map(type, chain.from_iterable(value))) <= _IMMUTABLE_SET):
+            return value.copy()  # ids, pre-tokens, merges: nothing inside can change
+        return [v if type(v) in _IMMUTABLE else plain_copy(v) for v in value]
+    if kind is dict:
+        return {k: v if type(v) in _IMMUTABLE else plain_copy(v) for k, v in value.items()}
+    if kind is tuple and not all(type(v) in _IMMUTABLE for v in value):
+        return tuple(plain_copy(v) for v in value)
+    return value
+
+
+_IMMUTABLE = (int, float, str, bytes, bool, type(None))
+_IMMUTABLE_SET = set(_IMMUTABLE)
+
+
+def to_plain(value: Any, where: str) -> Any:
+    """:func:`harness.values.to_plain`, skipping the per-item walk for plain lists of ints or strs."""
+    if type(value) is list and (V.only(value, int) or V.only(value, str)):
+        return value
+    return V.to_plain(value, where)
+
+
+# ---- the worker's end ---------------------------------------------------------------
+
+
+class Channel:
+    """The worker's end: reads requests (spinning briefly first, see ``spin``), writes replies."""
+
+    def __init__(self, rfd: int, wfd: int, spin: float = 0.0) -> None:
+        self.rfd, self.wfd = rfd, wfd
+        self.buffer = bytearray()
+        self.spin = spin  # seconds to poll for the next request before sleeping in read()
+        if spin:
+            os.set_blocking(rfd, False)
+
+    def _read(self) -> bytes:
+        """The next bytes from the trusted side. Polls for ``spin`` seconds first: a request
+        usually follows a reply within microseconds, and waking a sleeping process costs
+        far more than that on virtual machines."""
+        if not self.spin:
+            return os.read(self.rfd, 1 << 20)
+        until = time.perf_counter() + self.spin
+        while True:
+            try:
+                return os.read(self.rfd, 1 << 20)
+            except BlockingIOError:
+                if time.perf_counter() > until:
+                    select.select([self.rfd], [], [])
+                    until = time.perf_counter() + self.spin
+                else:
+                    os.sched_yield()  # a process with real work on this core goes first
+
+    def send(self, message: list) -> None:
+        data = (fast_dumps(message) + "\n").encode("utf-8")
+        view = memoryview(data)
+        while view:
+            n = os.write(self.wfd, view)
+            view = view[n:]
+
+    def recv(self) -> list:
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                return V.wire_loads(line)
+            if len(self.buffer) > MAX_LINE:
+                raise SystemExit("request too long")
+            chunk = self._read()
+            if not chunk:
+                raise SystemExit(0)  # the trusted side went away
+            self.buffer += chunk
+
+
+# ---- the trusted end ----------------------------------------------------------------------
+
+
+def widen_pipe(fd: int) -> None:
+    """Let a pipe hold 1 MiB instead of 64 KiB: a large value then crosses in a few writes
+    instead of a hundred hand-overs between the two processes."""
+    try:
+        import fcntl
+
+        fcntl.fcntl(fd, getattr(fcntl, "F_SETPIPE_SZ", 1031), 1 << 20)
+    except (ImportError, OSError):
+        pass  # not Linux, or over /proc/sys/fs/pipe-max-size: keep the default
+
+
+def default_spin() -> float:
+    """Seconds each side busy-polls for the other's next message before sleeping: waking a
+    sleeping process costs 50-100 us on virtual machines, several times a whole small call.
+    Off on one core (the two sides would take turns spinning) and when ``BPE_GRADER_SPIN=0``
+    (``batch`` sets it when it runs several gradings at once)."""
+    value = os.environ.get("BPE_GRADER_SPIN")
+    if value is not None:
+        try:
+            return max(0.0, float(value))
+        except ValueError:
+            return 0.0
+    return SPIN_SECONDS if (os.cpu_count() or 1) >= 2 else 0.0
+
+
+class TrustedEnd:
+    """The trusted side's end of the channel to one worker: writes requests without blocking,
+    reads replies within a deadline. The class mixing it in provides the pipes (``req_w``,
+    ``resp_r``, ``pidfd``), ``buffer``, ``spin``, ``limits`` and the ways a worker fails:
+    ``exited``, ``died``, ``violation``, ``timed_out``, ``interrupted``."""
+
+    def send(self, message: list, refs: list[str] | None = None) -> None:
+        """Send ``message``; ``refs`` (JSON fragments of cached arguments) are appended to it
+        as one more list item."""
+        try:
+            text = fast_dumps(message)
+        except (TypeError, ValueError) as err:
+            raise TypeError(f"argument cannot be sent to the worker: {err}") from None
+        if refs is not None:
+            text = text[:-1] + ",[" + ",".join(refs) + "]]"
+        data = (text + "\n").encode("utf-8")
+        view = memoryview(data)
+        deadline = time.monotonic() + self.limits.call_timeout
+        while view:
+            try:
+                n = os.write(self.req_w, view[: 1 << 16])  # non-blocking: a worker that stops reading cannot block us
+            except BlockingIOError:
+                if time.monotonic() > deadline:
+                    raise self.violation("stopped reading its input") from None
+                select.select([], [self.req_w], [], 0.5)
+                if self.exited():
+                    raise self.died("receiving its input") from None
+                continue
+            except BrokenPipeError:
+                raise self.died("receiving its input") from None
+            view = view[n:]
+
+    def recv(self, rid: int, timeout: float, doing: str) -> list:
+        """The next message for request ``rid``; kills the worker on timeout or misbehaviour."""
+        deadline = time.monotonic() + timeout
+        waiting = [self.resp_r] + ([self.pidfd] if self.pidfd is not None else [])
+        spin = self.spin
+        while True:
+            end = self.buffer.find(b"\n")
+            if end >= 0:
+                line = bytes(self.buffer[:end])
+                del self.buffer[: end + 1]
+                values = line.count(b",") + 1
+                if values > self.limits.reply_values:  # each value costs far more parsed than sent
+                    raise self.violation(f"sent a reply of more than {self.limits.reply_values} values")
+                try:
+                    msg = V.wire_loads(line)
+                except (ValueError, TypeError, RecursionError) as err:
+                    raise self.violation(f"sent a malformed message ({err})") from None
+                if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str or msg[1] != rid:
+                    raise self.violation(f"sent an unexpected message ({line[:80]!r})")
+                return msg
+            if len(self.buffer) > self.limits.reply_bytes:
+                raise self.violation(f"sent a reply longer than {self.limits.reply_bytes} bytes")
+            if spin:  # most replies come within microseconds: poll before sleeping in select
+                chunk, spin = self._poll(spin), 0.0
+                if chunk is not None:
+                    if chunk:
+                        self.buffer += chunk
+                        continue
+                    raise self.died(doing)
+            left = deadline - time.monotonic()
+            if left <= 0:
+                raise self.timed_out(timeout, doing)
+            try:
+                readable, _, _ = select.select(waiting, [], [], min(left, 1.0))
+            except BaseException:
+                self.interrupted()  # pytest-timeout or Ctrl-C in the middle of a call: the state is lost
+                raise
+            if self.resp_r in readable:
+                chunk = os.read(self.resp_r, 1 << 20)
+                if chunk:
+                    self.buffer += chunk
+                    continue
+                raise self.died(doing)
+            if (self.pidfd is not None and self.pidfd in readable) or (self.pidfd is None and self.exited()):
+                # the worker exited; read whatever it managed to send first
+                more = self._read_remaining()
+                if more:
+                    self.buffer += more
+                    if b"\n" in self.buffer:
+                        continue
+                raise self.died(doing)
+
+    def _poll(self, seconds: float) -> bytes | None:
+        """Bytes from the worker if any arrive within ``seconds`` (busy-polling), else None."""
+        until = time.perf_counter() + seconds
+        while True:
+            try:
+                return os.read(self.resp_r, 1 << 20)
+            except BlockingIOError:
+                if time.perf_counter() > until:
+                    return None
+                os.sched_yield()  # a process with real work on this core goes first
+
+    def _read_remaining(self) -> bytes:
+        """What the exited worker left in the pipe (at most a reply's worth: a process it
+        left behind could keep writing)."""
+        out = b""
+        while len(out) <= self.limits.reply_bytes:
+            r, _, _ = select.select([self.resp_r], [], [], 0)
+            if not r:
+                return out
+            chunk = os.read(self.resp_r, 1 << 20)
+            if not chunk:
+                return out
+            out += chunk

@@ -1,0 +1,105 @@
+"""Path arguments of calls into an isolated worker: files it reads are copied into its
+sandbox, files it writes are copied back, and error messages show the paths the test gave."""
+
+from __future__ import annotations
+
+import os
+import shutil
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from harness.registry import PATH_ARGS  # which arguments are files read ("in") or written ("out")
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .process import WorkerProcess
+
+
+class PathArguments:
+    """The path arguments of one backend's current call (a backend makes one call at a time)."""
+
+    def __init__(self) -> None:
+        self.made_files = False  # the last call copied files into the sandbox
+        self.renamed: list[tuple[str, str]] = []  # (sandbox path, path the test gave) of the last call
+
+    def rewrite(self, key: str, args: tuple, proc: "WorkerProcess", rid: int) -> tuple[list, list[tuple[Path, str]]]:
+        """Path arguments replaced by copies in the worker's sandbox (inputs) or places it may
+        write (outputs, copied back by :meth:`copy_back`); ``self.renamed`` maps each
+        sandbox path back to the one the test passed, for error messages."""
+        self.renamed = []
+        kinds = PATH_ARGS.get(key, {})
+        if not kinds and not any(isinstance(a, os.PathLike) for a in args):
+            return list(args), []
+        out, copy_back = list(args), []
+        for i, value in enumerate(args):
+            kind = kinds.get(i)
+            if kind is None and isinstance(value, os.PathLike):
+                kind = "in"
+            if kind is None or not isinstance(value, (str, os.PathLike)):
+                continue
+            original = Path(os.fspath(value))
+            self.made_files = True
+            if kind == "in":
+                folder = proc.inputs / f"{rid}-{i}"
+                folder.mkdir(mode=0o755)
+                target = folder / (original.name or "input")
+                if original.is_file():
+                    shutil.copyfile(original, target)
+                    os.chmod(target, 0o444)  # root-owned and read-only when the worker is not root
+                out[i] = str(target)
+            else:
+                folder = proc.outputs / f"{rid}-{i}"
+                folder.mkdir(mode=0o700)
+                if proc.uid is not None:
+                    os.chown(folder, proc.uid, proc.gid)
+                target = folder / (original.name or "output")
+                if not original.parent.is_dir():  # as it would fail locally
+                    target = folder / "missing-directory" / target.name
+                out[i] = str(target)
+                copy_back.append((target, str(original)))
+            self.renamed.append((out[i], os.fspath(value)))
+        return out, copy_back
+
+    def unsandboxed(self, err: BaseException) -> None:
+        """Put the paths the test gave back in place of sandbox paths in ``err``'s message and
+        notes, so a student reads the path they passed (as they would in-process)."""
+        if not self.renamed:
+            return
+
+        def fix(text: str) -> str:
+            for sandboxed, original in self.renamed:
+                text = text.replace(sandboxed, original)
+                folder, given = os.path.dirname(sandboxed), os.path.dirname(original)
+                if folder and given:
+                    text = text.replace(folder + os.sep, given + os.sep)
+            return text
+
+        if err.args and all(type(a) is str for a in err.args):
+            err.args = tuple(fix(a) for a in err.args)
+        notes = getattr(err, "__notes__", None)
+        if type(notes) is list:
+            notes[:] = [fix(n) if type(n) is str else n for n in notes]
+
+    def copy_back(self, pairs: list[tuple[Path, str]], proc: "WorkerProcess", most: int) -> None:
+        """Copy what the worker wrote to each sandbox path (at most ``most`` bytes, a regular
+        file it owns, never a link) to the path the test gave."""
+        for sandboxed, original in pairs:
+            try:
+                fd = os.open(sandboxed, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+            except OSError:
+                continue  # not written (the test will say so)
+            with os.fdopen(fd, "rb") as src:
+                st = os.fstat(src.fileno())
+                if not stat.S_ISREG(st.st_mode) or (proc.uid is not None and st.st_uid != proc.uid):
+                    continue  # only a regular file the worker wrote itself, never a link
+                data = src.read(most + 1)[:most]
+            Path(original).write_bytes(data)
+
+    def cleanup(self, proc: "WorkerProcess") -> None:
+        """Empty the sandbox's input and output folders after a call that used them."""
+        if not self.made_files:
+            return
+        self.made_files = False
+        for d in (proc.inputs, proc.outputs):
+            for entry in list(d.iterdir()) if d.is_dir() else []:
+                shutil.rmtree(entry, ignore_errors=True)

@@ -1,0 +1,384 @@
+"""One running worker, seen from the trusted side: its sandbox, start, output, end.
+
+:class:`WorkerProcess` makes the worker's sandbox folder (the code, a private copy of the
+harness modules it imports, its work, input and output folders), starts
+``python -I -B -c BOOTSTRAP`` in a process group of its own, sends it its configuration on the
+request pipe, waits for it to confine itself (``ready``) and import ``adapters.py``
+(``hello``), drains its stdout/stderr with a cap, and ends it (process group, pid namespace,
+user id) and its sandbox. Messages go through :class:`sandbox.channel.TrustedEnd`.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import threading
+from dataclasses import asdict
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from . import leftovers, proctree, registry, uids
+from .channel import TrustedEnd, widen_pipe
+from .failures import WorkerDied, WorkerFailure, WorkerTimeout
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .backend import WorkerBackend
+
+# the modules a worker imports, copied into its sandbox as private packages of these names
+WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "dispatch.py"), "sandbox": ("worker.py", "userns.py", "channel.py")}
+CODE_DIR = Path(__file__).resolve().parent.parent
+OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
+
+
+# the worker's first line of code: read the configuration (one JSON line) from the request
+# pipe whose descriptor is the only argument, then hand over to sandbox.worker.main
+BOOTSTRAP = """\
+import sys, os, json
+fd, line = int(sys.argv[1]), bytearray()
+while not line.endswith(b"\\n"):
+    byte = os.read(fd, 1)
+    if not byte:
+        raise SystemExit(1)
+    line += byte
+c = json.loads(line)
+del fd, line, byte
+sys.path.insert(0, c["harness_dir"])
+import sandbox.worker as w
+w.main(c)
+"""
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+class WorkerProcess(TrustedEnd):
+    """A started worker: its sandbox, pipes, output drain and identity."""
+
+    def __init__(self, backend: "WorkerBackend", generation: int) -> None:
+        self.generation = generation
+        self.limits = backend.limits
+        self.buffer = bytearray()
+        self.output = bytearray()
+        self.output_total = 0
+        self.death: str | None = None
+        self.uid = self.gid = None
+        self.lease: uids.UidLease | None = None
+        if os.geteuid() == 0 and backend.drop_privileges:
+            self.lease = uids.allocate()  # unique on the machine while this worker lives
+            self.uid = self.gid = self.lease.uid
+        self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
+        leftovers.record(sandbox=str(self.sandbox))
+        self.proc: subprocess.Popen | None = None
+        self.init_pid: int | None = None  # process 1 of the worker's pid namespace, if it has one
+        self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
+        try:
+            self._start(backend)
+        except BaseException:
+            self.close()  # whatever failed, the sandbox goes
+            raise
+
+    def _start(self, backend: "WorkerBackend") -> None:
+        """Make the sandbox, start the worker in it and wait until it has imported adapters.py."""
+        code = self._make_folders(backend)
+        req_r, self.req_w = os.pipe()
+        self.resp_r, resp_w = os.pipe()
+        for fd in (self.req_w, self.resp_r):
+            widen_pipe(fd)
+        self.spin = backend.spin
+        if self.spin:
+            os.set_blocking(self.resp_r, False)
+        out_r, out_w = os.pipe()
+        config = self._config(backend, code, req_r, resp_w)
+        self._spawn(backend, req_r, resp_w, out_r, out_w)
+        # the configuration names the folders to hide: sent on the pipe, never in the argv
+        # that every process can read from /proc/<pid>/cmdline
+        _write_all(self.req_w, (json.dumps(config) + "\n").encode("utf-8"))
+        os.set_blocking(self.req_w, False)
+        self.sent_keys: set[int] = set()  # cached arguments this worker already holds
+        try:
+            self.pidfd = os.pidfd_open(self.pid)
+        except (AttributeError, OSError):
+            self.pidfd = None
+        self.drain = threading.Thread(target=self._drain, args=(out_r,), daemon=True)
+        self.drain.start()
+        self._handshake(backend)
+
+    def _make_folders(self, backend: "WorkerBackend") -> Path:
+        """The sandbox's folders: the code (returned), the private harness copy, work, in, out."""
+        if self.gid is not None:
+            # root's, readable through the worker's own group only: other workers (other
+            # submissions graded at the same time) cannot read it, and this one cannot
+            # rename what root later writes into it
+            os.chown(self.sandbox, 0, self.gid)
+            os.chmod(self.sandbox, 0o750)
+        else:
+            os.chmod(self.sandbox, 0o755)
+        code = self.sandbox / "code"
+        backend.copy_code(code)
+        for package, names in WORKER_FILES.items():
+            private = self.sandbox / "harness" / package
+            private.mkdir(parents=True)
+            (private / "__init__.py").write_text('"""The worker\'s private copy of the modules it needs."""\n')
+            for name in names:
+                shutil.copyfile(CODE_DIR / package / name, private / name)
+        self.work = self.sandbox / "work"
+        self.inputs = self.sandbox / "in"
+        self.outputs = self.sandbox / "out"
+        for d in (self.work, self.outputs):
+            d.mkdir(mode=0o700)
+            if self.uid is not None:
+                os.chown(d, self.uid, self.gid)
+        self.inputs.mkdir(mode=0o755)
+        return code
+
+    def _config(self, backend: "WorkerBackend", code: Path, req_r: int, resp_w: int) -> dict:
+        """What the worker is told on its request pipe (:func:`sandbox.worker.main`)."""
+        python_path, python_dirs = backend.python()
+        return {
+            "fds": [req_r, resp_w],
+            "code_dir": str(code),
+            "adapters": backend.layout.adapters,
+            "harness_dir": str(self.sandbox / "harness"),
+            "work_dir": str(self.work),
+            "sandbox": str(self.sandbox),
+            "uid": self.uid,
+            "gid": self.gid,
+            "hide": backend.hide_paths(self.sandbox),
+            "python_path": python_path,
+            "python_dirs": python_dirs,
+            "forbidden": backend.forbidden,
+            "private_root": backend.private_root,
+            "namespaces": backend.namespaces,
+            "limits": asdict(self.limits),
+            "spin": self.spin,
+        }
+
+    def _spawn(self, backend: "WorkerBackend", req_r: int, resp_w: int, out_r: int, out_w: int) -> None:
+        """Start the worker's process (its own session and process group) on these pipes."""
+        env = {
+            "PATH": "/usr/local/bin:/usr/bin:/bin",
+            "HOME": str(self.work),
+            "TMPDIR": str(self.work),
+            "LANG": "C.UTF-8",
+            "LC_ALL": "C.UTF-8",
+            "BPE_IMPL": backend.package,
+        }
+        try:
+            self.proc = subprocess.Popen(
+                [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(req_r)],
+                stdin=subprocess.DEVNULL,
+                stdout=out_w,
+                stderr=out_w,
+                pass_fds=(req_r, resp_w),
+                cwd=str(self.work),
+                env=env,
+                start_new_session=True,  # its own process group, killed as a whole
+            )
+        except BaseException:
+            os.close(out_r)
+            raise
+        finally:
+            for fd in (req_r, resp_w, out_w):
+                os.close(fd)
+        self.pid = self.pgid = self.proc.pid  # pid: the worker's own (see _adopt_inner_pid)
+        self.init_pid = None  # process 1 of the worker's pid namespace, if it has one
+        leftovers.record(pid=self.pid, uid=self.uid)  # its process group holds the namespace too
+
+    def _handshake(self, backend: "WorkerBackend") -> None:
+        """Wait for "ready" (confined, no submission code run yet), read from ``/proc`` how it
+        is confined, say "go", then wait for "hello" (adapters.py imported)."""
+        wait = min(self.limits.startup_timeout, self.limits.call_timeout + 10)
+        # "ready" comes after the sandbox is set up and before any submission code runs
+        ready = self.recv(0, wait, "starting")
+        if ready[0] != "ready" or len(ready) != 3 or type(ready[2]) is not dict:
+            raise self.violation(f"did not start properly ({ready!r:.200})")
+        self.info = ready[2]
+        self._adopt_inner_pid()
+        registry.CONFINEMENT[0] = self.confinement()  # read while the worker waits, alive, for "go"
+        self.send(["go", 0])
+        hello = self.recv(0, wait, "starting (importing adapters.py)")
+        if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
+            raise self.violation(f"did not start properly ({hello!r:.200})")
+        backend.note_loaded(hello[2])
+
+    def _adopt_inner_pid(self) -> None:
+        """In namespaces (:mod:`sandbox.userns`) the process started here only supervises; the
+        worker is its grandchild. Its pid, as the worker reports it, is used for ``/proc``
+        reads once checked to be that grandchild."""
+        pid = self.info.get("host_pid")
+        if type(pid) is not int or pid <= 0:
+            return
+        init = proctree.status_kb(pid, "PPid")
+        if init is not None and proctree.status_kb(init, "PPid") == self.proc.pid:
+            self.pid, self.init_pid = pid, init
+
+    # -- output --
+
+    def confinement(self) -> str:
+        """How this worker is isolated, read from ``/proc`` (not from what the worker says)."""
+        try:
+            root = os.readlink(f"/proc/{self.pid}/root")
+            uid = os.stat(f"/proc/{self.pid}").st_uid
+        except OSError as err:
+            return f"unknown ({err.strerror})"
+        if root == str(self.sandbox / "root") and uid != os.geteuid():
+            pids = ", own pid namespace" if self.init_pid is not None and proctree.own_namespaces(self.pid, ("pid",)) else ""
+            return "own user id, private root directory (the system, Python and the sandbox only)" + pids
+        if root == str(self.sandbox / "root") and self.pid != self.proc.pid and proctree.own_namespaces(self.pid):
+            return (
+                "own user, mount and pid namespaces (not root), private root directory "
+                "(the system, Python and the sandbox only)"
+            )
+        notes = self.info.get("notes") if type(self.info.get("notes")) is list else []
+        why = "; ".join(str(n) for n in notes[:3])[:300]
+        if uid != os.geteuid() and type(self.info.get("closed")) is list and self.info["closed"]:
+            return (
+                "own user id; no private root directory here, so the harness folders are closed to "
+                f"other users by file permissions instead ({why})"
+            )
+        who = "the grader's user id" if uid == os.geteuid() else "its own user id"
+        return f"weak: runs as {who} and sees the machine's files" + (f" ({why})" if why else "")
+
+    def _drain(self, fd: int) -> None:
+        cap = self.limits.output_bytes
+        try:
+            while True:
+                chunk = os.read(fd, 1 << 16)
+                if not chunk:
+                    break
+                self.output_total += len(chunk)
+                room = cap - len(self.output)
+                if room > 0:
+                    self.output += chunk[:room]
+        except OSError:
+            pass
+        finally:
+            os.close(fd)
+
+    def output_since(self, mark: int) -> str:
+        text = bytes(self.output[mark:]).decode("utf-8", "replace")
+        if len(text) > OUTPUT_IN_MESSAGE:
+            text = text[:OUTPUT_IN_MESSAGE] + "\n..."
+        if self.output_total > len(self.output) and len(self.output) >= self.limits.output_bytes:
+            text += f"\n[output truncated: {self.output_total} bytes printed, {self.limits.output_bytes} kept]"
+        return text
+
+    # -- how it fails and ends --
+
+    def died(self, doing: str) -> WorkerDied:
+        if self.proc.poll() is None:
+            try:
+                self.proc.wait(timeout=1.0)
+            except subprocess.TimeoutExpired:
+                pass
+        code = self.proc.poll()
+        if code is None:
+            why = "stopped answering (it closed its channel)"
+        elif code < 0:
+            why = f"died ({signal_name(-code)}{self._hint(-code)})"
+        else:
+            why = f"exited with status {code}"
+        self.kill()
+        self.death = why
+        return WorkerDied(f"the worker running your code {why} while {doing}")
+
+    def _hint(self, sig: int) -> str:
+        if sig == signal.SIGXCPU:
+            return f": CPU time limit of {self.limits.cpu_seconds} s"
+        if sig == signal.SIGXFSZ:
+            return f": file size limit of {self.limits.file_bytes} bytes"
+        if sig == signal.SIGSEGV:
+            return ": segmentation fault"
+        return ""
+
+    def exited(self) -> bool:
+        return self.proc.poll() is not None
+
+    def timed_out(self, timeout: float, doing: str) -> WorkerTimeout:
+        self.kill()
+        self.death = f"timed out after {timeout:g} s"
+        return WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped")
+
+    def interrupted(self) -> None:
+        self.kill()
+        self.death = "interrupted"
+
+    def violation(self, what: str) -> WorkerFailure:
+        self.kill()
+        self.death = f"broke the protocol: {what}"
+        return WorkerFailure(f"the worker running your code {what}; it was stopped")
+
+    def alive(self) -> bool:
+        return self.death is None and self.proc is not None and self.proc.poll() is None
+
+    def kill(self) -> None:
+        """SIGTERM the process group, SIGKILL after the grace, then sweep the user id. A
+        worker in its own pid namespace is ended as a whole first (its supervisor then reaps
+        the namespace's process 1 and exits, so no zombie is left to the machine's init)."""
+        if self.proc is None:  # it never started
+            if self.death is None:
+                self.death = "stopped"
+            return
+        if self.init_pid is not None and self.proc.poll() is None:
+            proctree.end_namespace(self.init_pid)
+            try:
+                self.proc.wait(timeout=max(self.limits.term_grace, 1.0))
+            except subprocess.TimeoutExpired:
+                pass
+        if self.proc.poll() is None:
+            try:
+                os.killpg(self.pgid, signal.SIGTERM)
+            except (ProcessLookupError, PermissionError):
+                pass
+            try:
+                self.proc.wait(timeout=self.limits.term_grace)
+            except subprocess.TimeoutExpired:
+                pass
+        try:
+            os.killpg(self.pgid, signal.SIGKILL)  # what is left of the group, worker or not
+        except (ProcessLookupError, PermissionError):
+            pass
+        try:
+            self.proc.wait(timeout=5)
+        except subprocess.TimeoutExpired:  # pragma: no cover - unkillable (D state)
+            pass
+        if self.init_pid is not None:
+            proctree.end_namespace(self.init_pid)
+        if self.uid is not None:
+            # children that left the process group (setsid, double fork) still run as this uid
+            uids.sweep(self.uid)
+        if self.death is None:
+            self.death = "stopped"
+
+    def close(self) -> None:
+        self.kill()
+        for fd in (self.req_w, self.resp_r, self.pidfd):
+            if fd is not None:
+                try:
+                    os.close(fd)
+                except OSError:
+                    pass
+        self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
+        shutil.rmtree(self.sandbox, ignore_errors=True)
+        if self.lease is not None:
+            self.lease.release()  # after the sweep in kill(): nothing of this id is left
+
+    def peak_rss(self) -> int | None:
+        kb = proctree.status_kb(self.pid, "VmHWM")
+        return None if kb is None else kb * 1024
+

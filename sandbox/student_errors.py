@@ -1,0 +1,63 @@
+"""A submission's exception, as the worker described it, rebuilt on the trusted side.
+
+Only built-in exception classes are made here (looked up by name along the reported MRO), and
+the message and traceback are cut here too: the worker's own caps cannot be trusted.
+"""
+
+from __future__ import annotations
+
+import builtins
+from typing import TYPE_CHECKING
+
+from harness import values as V
+from harness.impl import BrokenImplementation
+
+from .failures import StudentExit
+
+if TYPE_CHECKING:  # pragma: no cover
+    from .process import WorkerProcess
+
+MESSAGE_CHARS = 4000  # characters of a submission's exception message (and traceback) kept
+
+
+def _cut(text: str, limit: int) -> str:
+    return text if len(text) <= limit else text[:limit] + f"... [{len(text) - limit} more characters]"
+
+
+
+def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException:
+    """The exception a submission raised in the worker (``info`` as the worker described it),
+    rebuilt here as a built-in exception class of the same name or its nearest built-in base,
+    with its traceback and what it printed since ``mark`` as notes; a non-``Exception``
+    (``SystemExit`` ...) becomes :class:`StudentExit`."""
+    kind = info.get("kind")
+    message = _cut(str(info.get("message", "")), MESSAGE_CHARS)  # the worker's own cap cannot be trusted
+    if kind == "broken":
+        return BrokenImplementation(message)
+    if kind == "wrong":
+        return V.WrongResult(message)
+    mro = [str(n)[:100] for n in info.get("mro", [])[:50]] if type(info.get("mro")) is list else []
+    cls = None
+    for name in mro:
+        candidate = getattr(builtins, name, None)
+        if isinstance(candidate, type) and issubclass(candidate, BaseException):
+            cls = candidate
+            break
+    shown = mro[0] if mro else "an exception"
+    tb = str(info.get("traceback", ""))[-MESSAGE_CHARS:]
+    if cls is None or not issubclass(cls, Exception):
+        err: BaseException = StudentExit(f"your code raised {shown}({message!r}), which the tests treat as a failure")
+    else:
+        err = None
+        for candidate in [cls, *cls.__mro__[1:]]:
+            try:
+                err = candidate(message)
+                break
+            except Exception:
+                continue
+    if tb:
+        err.add_note(f"raised by {shown} in the isolated worker:\n{tb.rstrip()}")
+    out = proc.output_since(mark)
+    if out.strip():
+        err.add_note(f"your code printed:\n{out}")
+    return err
