@@ -41,6 +41,16 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
     return import_tolerating_missing(load, code_dir)
 
 
+def close(items: Iterator[Any]) -> None:
+    """Close a submission's iterator if it can be closed; whatever that raises is ignored."""
+    method = getattr(items, "close", None)
+    if method is not None:
+        try:
+            method()
+        except BaseException:
+            pass
+
+
 class Dispatcher:
     """The adapters module (imported by ``load`` on first use; a :class:`Broken` it raises is
     kept and raised again) and the objects its adapters returned, kept under handles.
@@ -96,21 +106,28 @@ class Dispatcher:
         __tracebackhide__ = True
         return self.to_plain(self.bound(handle, name)(*args), f"{name}(...)")
 
+    def iterate(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
+        """``iter(obj.<name>(chunks))`` for the object under ``handle``: its items as they
+        come, each to go through :meth:`plain_item` (the worker's stream loop, where a
+        generator in between would cost a switch per id)."""
+        __tracebackhide__ = True
+        return iter(self.bound(handle, name)(chunks))
+
+    def plain_item(self, item: Any, name: str, index: int) -> Any:
+        """Item ``index`` of stream ``name`` as plain data."""
+        __tracebackhide__ = True
+        return item if type(item) is int else self.to_plain(item, f"{name}(...) item {index}")
+
     def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
         """The items of ``obj.<name>(chunks)`` as plain data, one by one; closing this
         iterator closes the object's."""
         __tracebackhide__ = True
-        items = iter(self.bound(handle, name)(chunks))
+        items = self.iterate(handle, name, chunks)
         try:
             for i, item in enumerate(items):
-                yield item if type(item) is int else self.to_plain(item, f"{name}(...) item {i}")
+                yield item if type(item) is int else self.plain_item(item, name, i)
         finally:
-            close = getattr(items, "close", None)
-            if close is not None:
-                try:
-                    close()
-                except BaseException:
-                    pass
+            close(items)
 
     def probe(self, probe: str, handle: int | None, args: tuple | list) -> Any:
         """:mod:`harness.probes` function ``probe`` on the object under ``handle`` (or on the

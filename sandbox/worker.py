@@ -43,7 +43,7 @@ import traceback
 from typing import Any
 
 from harness import values as V
-from harness.dispatch import Broken, Dispatcher, import_adapters  # imported before privileges drop
+from harness.dispatch import Broken, Dispatcher, close, import_adapters  # imported before privileges drop
 
 from .channel import Channel, plain_copy, to_plain
 
@@ -499,11 +499,11 @@ class Worker:
 
         gen = None
         try:
-            gen = self.dispatch.stream(handle, name, source())
-            for item in gen:
+            gen = self.dispatch.iterate(handle, name, source())
+            for i, item in enumerate(gen):
                 if state["aborted"]:
                     break
-                pending.append(item)
+                pending.append(item if type(item) is int else self.dispatch.plain_item(item, name, i))
                 if len(pending) >= ID_BATCH:
                     flush()
             if state["aborted"]:
@@ -521,10 +521,7 @@ class Worker:
                 self._finish_failed_stream(rid, state, describe(err))
         finally:
             if gen is not None:
-                try:
-                    gen.close()
-                except BaseException:
-                    pass
+                close(gen)
 
     def _finish_failed_stream(self, rid: int, state: dict, info: dict) -> None:
         self.reply(rid, ["err", rid, info])
