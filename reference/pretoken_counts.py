@@ -14,13 +14,10 @@ import io
 import os
 from collections import Counter
 
-import regex
-
-from .pretokenize import GPT2_REGEX, special_tokens_regex, split_on_special_tokens
+from .pretokenize import _SAFE_CUT, GPT2_REGEX, special_tokens_regex, split_on_special_tokens
 
 PARALLEL_MIN_CHARS = 4_000_000  # below this, a process pool costs more than it saves
 CHUNK_BYTES = 2_000_000  # size of the pieces a large file is counted in (bounds worker memory)
-_SAFE_CUT = regex.compile(r"(?<=\S)\s")  # a pre-token always ends between these two characters
 
 
 def read_corpus(input_path: str | os.PathLike) -> str:

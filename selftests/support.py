@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import random
 import shutil
 import subprocess
 import sys
@@ -11,6 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
+EOT = "<|endoftext|>"
 
 
 @dataclass
@@ -53,3 +55,15 @@ def make_submission(dest: Path, from_reference: tuple[str, ...] = ()) -> Path:
     for module in from_reference:
         shutil.copyfile(ROOT / "reference" / module, dest / "student" / module)
     return dest
+
+
+def mixed_text(rng: random.Random, n_chars: int) -> str:
+    """Lines of ASCII code and prose, non-ASCII words, runs of spaces and special tokens."""
+    fixtures = [(ROOT / "fixtures" / name).read_text(encoding="utf-8") for name in ("multilingual.txt", "stories.txt")]
+    pieces = ["    def f(x):\n        return x  # é\n", "\n\n\t  ", "  \r\n", "don't  stop", "1234 567", EOT, "<|endo"]
+    out, size = [], 0
+    while size < n_chars:
+        piece = rng.choice(pieces) if rng.random() < 0.7 else rng.choice(fixtures)[rng.randrange(5000) :][: rng.randrange(1, 400)]
+        out.append(piece)
+        size += len(piece)
+    return "".join(out)

@@ -14,6 +14,8 @@ import reference.parallel as parallel
 import reference.tokenizer as reference_tokenizer
 from reference.pretokenize import GPT2_ASCII_REGEX, GPT2_REGEX, pretokenize_fast
 
+from .support import mixed_text
+
 ROOT = Path(__file__).resolve().parent.parent
 EOT = "<|endoftext|>"
 GPT2_URLS = {  # read from tiktoken's download cache
@@ -34,18 +36,6 @@ def gpt2(tmp_path_factory):
     for name, url in GPT2_URLS.items():
         (out / name).write_bytes(read_file_cached(url))
     return tiktoken.get_encoding("gpt2"), load_tokenizer_files(out / "vocab.json", out / "merges.txt")
-
-
-def mixed_text(rng: random.Random, n_chars: int) -> str:
-    """Lines of ASCII code and prose, non-ASCII words, runs of spaces and special tokens."""
-    fixtures = [(ROOT / "fixtures" / name).read_text(encoding="utf-8") for name in ("multilingual.txt", "stories.txt")]
-    pieces = ["    def f(x):\n        return x  # é\n", "\n\n\t  ", "  \r\n", "don't  stop", "1234 567", EOT, "<|endo"]
-    out, size = [], 0
-    while size < n_chars:
-        piece = rng.choice(pieces) if rng.random() < 0.7 else rng.choice(fixtures)[rng.randrange(5000) :][: rng.randrange(1, 400)]
-        out.append(piece)
-        size += len(piece)
-    return "".join(out)
 
 
 def children_of_this_process() -> str:
