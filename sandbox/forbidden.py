@@ -4,8 +4,8 @@
 tokenizers, sentencepiece, transformers, rustbpe, bpeasy). The grading plugin puts the list
 in the pytest session's stash under :data:`KEY`; :func:`sandbox.isolation.backend_for` hands it
 to every worker, where two layers keep the modules out: their files are absent from the
-worker's private root (covered by empty mounts, :func:`sandbox.worker.confine`), and an import
-hook refuses the names (:func:`sandbox.worker.forbid`), so that a submission importing one
+worker's private root (covered by empty mounts, :func:`sandbox.confine.confine`), and an import
+hook refuses the names (:func:`sandbox.confine.forbid`), so that a submission importing one
 fails that call with "your code uses the forbidden module NAME". The tests and the
 reference on the trusted side keep using tiktoken.
 """

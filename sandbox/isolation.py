@@ -22,7 +22,7 @@ What the worker cannot do, and how:
 * forge results: its stdout/stderr go to a pipe drained here with a cap (the protocol has its
   own descriptors), it never learns the results path, and when the grader runs as root the
   worker runs as an unprivileged, per-worker user id, ``chroot``-ed into a root directory of
-  its own (:func:`sandbox.worker.confine`) that holds only the system directories, Python
+  its own (:func:`sandbox.confine.confine`) that holds only the system directories, Python
   and its sandbox: the harness repository (tests, hidden tests, reference, grading.yaml),
   any other copy of it on the machine, the original submission, home directories and
   ``/autograder`` are simply not there, and its ``/tmp`` is private.

@@ -1,6 +1,6 @@
 """What of the grading environment's Python a confined worker may see.
 
-The worker runs ``sys.executable -I`` inside a private root directory (:func:`sandbox.worker.
+The worker runs ``sys.executable -I`` inside a private root directory (:func:`sandbox.confine.
 confine`). For the reference (and honest submissions) to import what this environment has
 installed, that root must show the interpreter and every directory its ``sys.path`` takes
 packages from (a venv's site-packages, the user site, directories added by ``.pth`` files),

@@ -12,7 +12,7 @@ calls :func:`enter` before any submission code exists:
   the worker's status; when it ends, the kernel kills every process left in the namespace,
   so nothing the submission started outlives the worker;
 * a second ``fork``: the worker itself, which returns from :func:`enter` and then builds its
-  private root (:func:`sandbox.worker.confine`, with a fresh ``/proc`` showing only its own
+  private root (:func:`sandbox.confine.confine`, with a fresh ``/proc`` showing only its own
   namespace's processes) and calls :func:`drop_capabilities`. Being chroot-ed, it cannot
   create another user namespace either (the kernel refuses that to chroot-ed processes).
 

@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from grader.config import ConfigError, load_config
-from sandbox.worker import ForbiddenFinder, forbidden_files
+from sandbox.confine import ForbiddenFinder, forbidden_files
 
 from .support import ROOT
 from .venvs import make_venv, site_packages

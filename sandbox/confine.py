@@ -1,0 +1,389 @@
+"""The worker's hardening, before any submission code runs (in the worker: stdlib and
+:mod:`sandbox.userns` only, as it runs from the worker's private copy).
+
+:func:`harden` applies the limits (``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_NPROC``,
+``RLIMIT_FSIZE``, no core files) and moves into a private root directory (:func:`confine`:
+the system, Python and the sandbox, nothing else of the machine): when started as root,
+then dropping to an unprivileged user id; otherwise inside unprivileged user, mount and pid
+namespaces (:mod:`sandbox.userns`), then dropping every capability. The forbidden modules
+are covered there (:func:`forbidden_files`) and refused by an import hook
+(:class:`ForbiddenFinder`, installed by :func:`forbid`); :func:`clean_import_state` leaves
+only the submission, Python's library path and the worker's own modules importable.
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Any
+
+from . import userns
+
+CLONE_NEWNS = 0x00020000
+MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
+MS_REC, MS_PRIVATE = 0x4000, 1 << 18
+MS_BIND, MS_REMOUNT = 4096, 32
+PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+
+# what the worker's private root shows of the machine's: the system, read-only
+SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
+OPTIONAL_DIRS = ("/sys",)  # nice to have (CPU topology); some containers refuse to bind it
+
+FORBIDDEN_MESSAGE = "your code uses the forbidden module {}: grading does not allow it (grading.yaml forbidden_modules)"
+
+
+# ---- harden: namespaces, private root, limits, user id ---------------------------------
+
+
+def harden(config: dict) -> dict:
+    """Apply limits, hide paths and drop privileges; report what the OS allowed."""
+    import signal
+
+    done: dict[str, Any] = {"notes": []}
+    libc = _load_libc(done["notes"])
+    nproc_extra = _isolate(libc, config, done) if libc is not None else None
+    if "root" not in done and os.geteuid() == 0 and config.get("uid") is not None:
+        # no private root (a container without CAP_SYS_ADMIN, like most autograder images):
+        # the worker gets another user id, so file permissions can still keep it out
+        closed = close_to_others(config.get("hide", []))
+        if closed:
+            done["closed"] = closed
+            done["notes"].append("harness folders closed to other users (chmod o-rwx): " + ", ".join(closed))
+    limits = config["limits"]
+    _set_rlimits(limits, done["notes"])
+    _drop_user(config, done)
+    _limit_processes(limits, config.get("uid"), nproc_extra, done["notes"])
+    if libc is not None:
+        libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binaries (su, sudo) from here
+        libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # die with the grader
+    return done
+
+
+def _load_libc(notes: list[str]) -> Any:
+    """The C library through ``ctypes``, or None (noted) where there is none."""
+    try:
+        import ctypes
+
+        return ctypes.CDLL(None, use_errno=True)
+    except Exception as err:  # pragma: no cover - no libc
+        notes.append(f"no libc ({err}): no mount namespace, no prctl")
+        return None
+
+
+def _isolate(libc: Any, config: dict, done: dict) -> int | None:
+    """New namespaces and the private root, where allowed and asked for. Returns how many
+    processes this (non-root) user had before entering a pid namespace, else None."""
+    notes = done["notes"]
+    if os.geteuid() != 0 and config.get("private_root", True) and config.get("namespaces", True):
+        # not root: unprivileged user, mount and pid namespaces, where the kernel allows them
+        nproc_extra = _count_processes(os.getuid())  # while this is still the machine's /proc
+        _private_root(libc, config, done, user=True)
+        return nproc_extra
+    if os.geteuid() != 0:
+        notes.append("not root: no private root directory; the worker sees what this user sees")
+    elif not config.get("private_root", True):
+        notes.append("the private root directory is turned off")
+    else:
+        # root: mount and pid namespaces (a /proc of its own, nothing left when it ends),
+        # or a mount namespace only where pid namespaces are refused
+        _private_root(libc, config, done, user=False)
+    return None
+
+
+def _private_root(libc: Any, config: dict, done: dict, *, user: bool) -> None:
+    """Enter mount and pid namespaces (and a user namespace when ``user``: the grader is
+    not root) and :func:`confine` the worker there. Not root, the user namespace is needed
+    and its capabilities are dropped afterwards; as root, a mount namespace alone will do."""
+    import ctypes
+
+    notes = done["notes"]
+    try:
+        done["host_pid"] = userns.enter(libc, list(config["fds"]), user=user)
+        own_proc = True
+    except OSError as err:
+        if user:
+            notes.append(f"not root, and {err.strerror}: no private root directory; the worker sees what this user sees")
+            return
+        own_proc = False
+        if libc.unshare(CLONE_NEWNS) != 0:
+            notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}; no private root directory")
+            return
+    try:
+        done["root"] = confine(libc, config, own_proc=own_proc)
+    except OSError as err:
+        notes.append(f"no private root directory: {err}")
+    if user:
+        userns.drop_capabilities(libc)  # the namespace's mount and chroot rights, gone
+
+
+def _setlimit(notes: list[str], name: str, soft: int, hard: int | None = None) -> None:
+    """``setrlimit(name, (soft, hard or soft))``, noting what the OS refused."""
+    import resource
+
+    which = getattr(resource, name, None)
+    if which is None:
+        notes.append(f"{name} is not available here")
+        return
+    try:
+        resource.setrlimit(which, (soft, soft if hard is None else hard))
+    except (ValueError, OSError) as err:
+        notes.append(f"{name} not set: {err}")
+
+
+def _set_rlimits(limits: dict, notes: list[str]) -> None:
+    """No core files; address space, CPU time and file size as ``limits`` asks."""
+    _setlimit(notes, "RLIMIT_CORE", 0)
+    if limits.get("memory_mb"):
+        _setlimit(notes, "RLIMIT_AS", int(limits["memory_mb"]) << 20)
+    if limits.get("cpu_seconds"):
+        # soft limit: SIGXCPU (kills, as nobody handles it); hard limit: SIGKILL a bit later
+        _setlimit(notes, "RLIMIT_CPU", int(limits["cpu_seconds"]), int(limits["cpu_seconds"]) + 5)
+    if limits.get("file_bytes"):
+        _setlimit(notes, "RLIMIT_FSIZE", int(limits["file_bytes"]))
+
+
+def _drop_user(config: dict, done: dict) -> None:
+    """As root with a dedicated user id configured: become that user, for good."""
+    uid, gid = config.get("uid"), config.get("gid")
+    if uid is not None and os.geteuid() == 0:
+        os.setgroups([])
+        os.setgid(gid)
+        os.setuid(uid)  # real, effective and saved ids: there is no way back to root
+        done["uid"] = os.getuid()
+
+
+def _limit_processes(limits: dict, uid: int | None, nproc_extra: int | None, notes: list[str]) -> None:
+    """``RLIMIT_NPROC``: ``limits.max_processes`` more than this user id already runs."""
+    if not limits.get("max_processes"):
+        return
+    if os.getuid() == 0:
+        notes.append("RLIMIT_NPROC is ignored for root: the process limit is not enforced")
+        return
+    # the limit counts every process of this user id; with a dedicated id that is the
+    # worker's own processes, otherwise the grader's user already has some
+    extra = 0 if uid is not None else (nproc_extra if nproc_extra is not None else _count_processes(os.getuid()))
+    _setlimit(notes, "RLIMIT_NPROC", extra + int(limits["max_processes"]))
+
+
+def _count_processes(uid: int) -> int:
+    count = 0
+    for name in os.listdir("/proc"):
+        if name.isdigit():
+            try:
+                if os.stat(f"/proc/{name}").st_uid == uid:
+                    count += 1
+            except OSError:
+                pass
+    return count
+
+
+def close_to_others(paths: list[str]) -> list[str]:
+    """Take the permissions of "other" users off each directory (``chmod o-rwx``, for good:
+    the grader runs as root and needs none of them), so that a worker running under another
+    user id can neither list nor enter it. Returns the directories now closed."""
+    import stat
+
+    closed = []
+    for path in paths:
+        try:
+            st = os.lstat(path)
+            if not stat.S_ISDIR(st.st_mode):
+                continue
+            if st.st_mode & 0o007:
+                os.chmod(path, stat.S_IMODE(st.st_mode) & ~0o007)
+            closed.append(path)
+        except OSError:
+            continue
+    return closed
+
+
+# ---- confine: the private root directory -----------------------------------------------
+
+
+class _Root:
+    """The private root being built at ``path``: mounts, and the machine's directories
+    placed in it so far (``placed``)."""
+
+    def __init__(self, libc: Any, path: str) -> None:
+        self.libc, self.path = libc, path
+        self.placed: list[str] = []
+
+    def mount(self, src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None) -> None:
+        """``mount(2)``; raises ``OSError`` naming both paths."""
+        import ctypes
+
+        enc = lambda v: v.encode() if isinstance(v, str) else v  # noqa: E731
+        if self.libc.mount(enc(src), enc(dst), enc(fstype), flags, enc(data)) != 0:
+            raise OSError(ctypes.get_errno(), f"mount {src or ''} on {dst}: {os.strerror(ctypes.get_errno())}")
+
+    def place(self, path: str, *, writable: bool = False, recursive: bool = False, devices: bool = False) -> None:
+        """Show the machine's ``path`` at the same path inside (bind-mounted, read-only
+        unless ``writable``; a symbolic link is copied), unless already shown."""
+        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.placed) or not os.path.lexists(path):
+            return
+        inside = self.path + path
+        os.makedirs(os.path.dirname(inside), mode=0o755, exist_ok=True)
+        if os.path.islink(path):  # /bin -> usr/bin on merged-/usr systems
+            os.symlink(os.readlink(path), inside)
+            return
+        if not os.path.isdir(path):
+            return
+        os.makedirs(inside, mode=0o755, exist_ok=True)
+        self.mount(path, inside, None, MS_BIND | (MS_REC if recursive else 0))
+        self.placed.append(path)
+        if not writable:
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (0 if devices else MS_NODEV)
+            self.mount(None, inside, None, flags)
+
+    def tmpfs(self, path: str, data: str, flags: int = MS_NOSUID | MS_NODEV) -> None:
+        """An empty tmpfs (``data``: its size and mode) at ``path`` inside."""
+        self.mount("tmpfs", self.path + path, "tmpfs", flags, data)
+
+
+def confine(libc: Any, config: dict, own_proc: bool = False) -> str:
+    """Give the worker a root directory of its own and ``chroot`` into it.
+
+    The new root is an empty tmpfs holding, at their own paths: the system directories
+    (read-only), Python's installation and site-packages (read-only), ``/dev`` and ``/proc``,
+    a private ``/tmp``, and the sandbox. Nothing else of the machine is there: not the
+    harness, not other checkouts of it, not home directories. Paths the trusted side asks to
+    hide that still fall inside one of those directories are covered by empty mounts.
+    ``/dev/shm`` is a small tmpfs of its own and the sandbox's ``work`` folder a tmpfs of
+    ``limits.work_mb`` (both gone with the namespace). ``own_proc``: the worker is in a pid
+    namespace of its own (:mod:`sandbox.userns`) and gets a fresh ``/proc`` showing only it.
+    Must run with mount rights in a private mount namespace (root, or a user namespace); the
+    caller then drops to another user id or drops its capabilities, so it cannot ``chroot``
+    back out."""
+    root = _Root(libc, os.path.join(config["sandbox"], "root"))
+    root.mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted below reaches the machine's namespace
+    os.mkdir(root.path, 0o755)
+    root.tmpfs("", "size=1m,mode=0755")
+    _place_system(root, own_proc)
+    # after /tmp: a venv under /tmp shows through the private /tmp, not under it
+    python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
+    python |= set(config.get("python_dirs", []))
+    for path in sorted({os.path.realpath(p) for p in python}, key=len):
+        root.place(path)
+    sandbox = os.path.realpath(config["sandbox"])
+    root.place(sandbox, writable=True)  # not recursive: its "root" folder shows empty inside
+    _mount_work(root, config)
+    for path in config.get("hide", []):
+        if os.path.isdir(root.path + os.path.realpath(path)) and not (sandbox + "/").startswith(os.path.realpath(path) + "/"):
+            root.tmpfs(os.path.realpath(path), "size=16k,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    for path in forbidden_files(config.get("forbidden", []), [*config.get("python_path", []), *python]):
+        _cover_forbidden(root, path)
+    root.mount(None, root.path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
+    os.chroot(root.path)
+    os.chdir("/")
+    return "private root: " + ", ".join(root.placed) + ", /tmp (empty), /dev/shm (empty)"
+
+
+def _place_system(root: _Root, own_proc: bool) -> None:
+    """The system directories, ``/dev`` (with a ``/dev/shm`` of its own), ``/proc`` (a fresh
+    one when ``own_proc``) and an empty ``/tmp``."""
+    for path in SYSTEM_DIRS:
+        root.place(path)
+    for path in OPTIONAL_DIRS:
+        try:
+            root.place(path, recursive=True)
+        except OSError:
+            pass
+    root.place("/dev", writable=True, recursive=True, devices=True)
+    if os.path.isdir(root.path + "/dev/shm"):  # shared memory of its own, not the machine's
+        root.tmpfs("/dev/shm", "size=64m,mode=1777")
+    if own_proc:
+        os.makedirs(root.path + "/proc", mode=0o755, exist_ok=True)
+        root.mount("proc", root.path + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        root.placed.append("/proc (its own processes only)")
+    else:
+        root.place("/proc", writable=True, recursive=True)
+    os.makedirs(root.path + "/tmp", exist_ok=True)
+    root.tmpfs("/tmp", "size=256m,mode=1777")
+
+
+def _mount_work(root: _Root, config: dict) -> None:
+    """The sandbox's work folder: a tmpfs of ``limits.work_mb`` owned by the worker's user."""
+    work_mb = int(config.get("limits", {}).get("work_mb") or 0)
+    work = os.path.realpath(config["work_dir"])
+    if work_mb and os.path.isdir(root.path + work):
+        owner = config.get("uid") if config.get("uid") is not None else os.getuid()
+        group = config.get("gid") if config.get("gid") is not None else os.getgid()
+        root.tmpfs(work, f"size={work_mb}m,mode=0700,uid={owner},gid={group}")
+
+
+def _cover_forbidden(root: _Root, path: str) -> None:
+    """Cover a forbidden package or module with one that only raises (an empty folder
+    would still import, as a namespace package)."""
+    inside, name = root.path + path, os.path.basename(path).split(".", 1)[0]
+    stub = f"raise ModuleNotFoundError({FORBIDDEN_MESSAGE.format(name)!r}, name={name!r})\n"
+    if os.path.isdir(inside):
+        root.tmpfs(path, "size=16k,mode=0755", MS_NOSUID | MS_NODEV | MS_NOEXEC)
+        with open(os.path.join(inside, "__init__.py"), "w") as f:
+            f.write(stub)
+        root.mount(None, inside, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
+    elif os.path.isfile(inside):
+        os.makedirs(root.path + "/.forbidden", mode=0o755, exist_ok=True)
+        with open(f"{root.path}/.forbidden/{name}.py", "w") as f:
+            f.write(stub)
+        root.mount(f"{root.path}/.forbidden/{name}.py", inside, None, MS_BIND)
+        root.mount(None, inside, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
+
+
+# ---- what the submission can import ----------------------------------------------------
+
+
+def forbidden_files(names: list[str], dirs: list[str]) -> list[str]:
+    """The packages and modules called ``names`` in the directories ``dirs``: ``NAME/``,
+    ``NAME.py``, ``NAME*.so`` (covered with empty mounts inside the private root)."""
+    found = []
+    for d in sorted(set(dirs)):
+        try:
+            entries = os.listdir(d)
+        except OSError:
+            continue
+        for entry in entries:
+            stem = entry.split(".", 1)[0]
+            if stem in names and (entry == stem or entry.endswith((".py", ".pyc", ".so", ".pyd"))):
+                found.append(os.path.join(os.path.realpath(d), entry))
+    return found
+
+
+class ForbiddenFinder:
+    """The import hook that refuses grading.yaml's ``forbidden_modules`` (first on
+    ``sys.meta_path``): importing one raises ``ModuleNotFoundError`` naming it."""
+
+    def __init__(self, names: list[str]) -> None:
+        self.names = frozenset(names)
+
+    def find_spec(self, fullname: str, path=None, target=None):
+        top = fullname.partition(".")[0]
+        if top in self.names:
+            raise ModuleNotFoundError(FORBIDDEN_MESSAGE.format(top), name=fullname)
+        return None
+
+
+def forbid(names: list[str]) -> None:
+    """Refuse ``names`` from now on (and drop any already imported)."""
+    if not names:
+        return
+    for loaded in [m for m in sys.modules if m.partition(".")[0] in names]:
+        del sys.modules[loaded]
+    sys.meta_path.insert(0, ForbiddenFinder(names))
+
+
+def clean_import_state(code_dir: str, harness_dir: str, python_path: list[str] | None = None) -> None:
+    """Keep only the submission, the grading environment's library path (``python_path``,
+    from :func:`sandbox.pyenv.worker_python`: the standard library, site-packages, the user
+    site, ``.pth`` additions) and the worker's own harness modules importable."""
+    from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
+
+    if python_path is None:  # an older caller: what this interpreter found under its prefixes
+        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
+        python_path = [
+            e for e in sys.path
+            if e and any(os.path.realpath(e) == p or os.path.realpath(e).startswith(p.rstrip("/") + "/") for p in prefixes)
+        ]
+    sys.path[:] = [code_dir, *python_path, harness_dir]
+    # editable installs add finders that map the harness's own packages: drop them
+    sys.meta_path[:] = [f for f in sys.meta_path if f in (BuiltinImporter, FrozenImporter, PathFinder)]
+    sys.path_importer_cache.clear()
