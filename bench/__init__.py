@@ -25,6 +25,8 @@ from array import array
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from harness.childenv import LEAKY, child_env
+
 ROOT = Path(__file__).resolve().parent.parent
 EOT = "<|endoftext|>"
 MB = 1_000_000
@@ -163,7 +165,7 @@ class Result:
 
 def run_child(spec: dict, timeout: float = 1800) -> dict:
     """Run ``bench._child`` on ``spec`` in a fresh interpreter; its JSON result."""
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
+    env = child_env(keep=LEAKY, PYTHONPATH=os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")]))
     proc = subprocess.run(
         [sys.executable, "-m", "bench._child", json.dumps(spec)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout,

@@ -34,6 +34,7 @@ from pathlib import Path, PurePosixPath
 
 from harness import ROOT
 from harness import submission as S
+from harness.childenv import LEAKY, child_env
 from .config import Config, ConfigError, load_config
 from .results import failure_json, write_json
 
@@ -267,7 +268,7 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
         cmd += ["--tests", *opts.tests]
     log = opts.out / "logs" / f"{sub.student}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
-    env = dict(os.environ)
+    env = child_env(keep=LEAKY)  # the grade command filters for its own children
     if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.channel.default_spin)
         env.setdefault("BPE_GRADER_SPIN", "0")
     with open(log, "w", encoding="utf-8") as out:

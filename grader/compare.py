@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import html
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -22,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import ROOT
+from harness.childenv import child_env
 from .feedback import KNOWN_BUG, first_divergence
 
 
@@ -81,7 +81,7 @@ def join(sub: dict, ref: dict) -> list[Row]:
 
 
 def run_grade(args: list[str], report: Path, results: Path, max_time: float) -> dict:
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    env = child_env()
     cmd = [sys.executable, "-m", "grader", "grade", *args, "--results", str(results), "--report", str(report),
            "--max-time", f"{max_time:g}", "--quiet"]
     subprocess.run(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=max_time + 120)

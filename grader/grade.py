@@ -8,7 +8,6 @@ started from there); this process only reads the report it leaves, scores it by
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 import tempfile
@@ -17,6 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
+from harness.childenv import child_env
 from sandbox import leftovers
 from . import redact
 from .config import ConfigError, load_config
@@ -157,8 +157,7 @@ def grade(req: GradeRequest) -> int:
     missing = gpt2_cache.check()  # the suite's oracles need GPT-2's files: say so in one line
     if missing:
         return fail(req, missing, EXIT_HARNESS, started)
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
-    env["PYTHONDONTWRITEBYTECODE"] = "1"
+    env = child_env(PYTHONDONTWRITEBYTECODE="1")
     if (_isolation_available() if req.isolate is None else req.isolate):
         from .selfcheck import check_reference, harness_error
 

@@ -10,7 +10,6 @@ time. ``python -m mutants [NAME ...] [--jobs N] [--controls]`` prints the kill-r
 from __future__ import annotations
 
 import argparse
-import os
 import re
 import subprocess
 import sys
@@ -21,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.config import load_config
+from harness.childenv import child_env
 
 from .build import build
 from .catalogue import CATALOGUE, CONTROLS, EXTRA, Mutant, by_name
@@ -72,8 +72,7 @@ _FAILED = re.compile(r"^(FAILED|ERROR) (\S+)(?: - (.*))?$", re.M)
 
 
 def run_pytest(submission: Path, files: list[str], marker_expr: str, extra: tuple[str, ...] = ()) -> tuple[int, str]:
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")}
-    env["BPE_DIAGNOSIS"] = "0"  # the replay of known bugs is for feedback, not needed here
+    env = child_env(keep=("PYTHONPATH",), BPE_DIAGNOSIS="0")  # the replay of known bugs is for feedback, not needed here
     env.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken_cache"))
     cmd = [
         sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:randomly", "--no-header",

@@ -19,6 +19,8 @@ import sys
 from collections.abc import Iterable
 from pathlib import Path
 
+from harness.childenv import child_env
+
 
 def _real(path: str | Path) -> Path:
     return Path(os.path.realpath(path))
@@ -34,7 +36,7 @@ def environment_path() -> tuple[str, ...]:
     no script directory): the standard library, site-packages, the user site and whatever
     ``.pth`` files add. Asked of a fresh interpreter so the grade process, its pytest run and
     the start-up self-check all give the worker the same view."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "PYTHONHOME", "PYTHONSTARTUP")}
+    env = child_env(drop=("PYTHONHOME", "PYTHONSTARTUP"), keep=("BPE_IMPL", "PYTEST_ADDOPTS"))
     try:
         out = subprocess.run(
             [sys.executable, "-c", "import sys,json;print(json.dumps(sys.path[1:]))"],

@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import json
-import os
 import random
 import shutil
 import subprocess
 import sys
 from dataclasses import dataclass
 from pathlib import Path
+
+from harness.childenv import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
 EOT = "<|endoftext|>"
@@ -37,7 +38,7 @@ class GradeRun:
 
 def run_grader(*args: str, results: Path, timeout: float = 900) -> GradeRun:
     """``python -m grader <args> --results RESULTS`` in a subprocess; the parsed results."""
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")}
+    env = child_env(keep=("PYTHONPATH",))
     proc = subprocess.run(
         [sys.executable, "-m", "grader", *args, "--results", str(results)],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,

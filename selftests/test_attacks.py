@@ -23,6 +23,7 @@ from pathlib import Path
 import pytest
 
 from harness.impl import ROOT
+from harness.childenv import child_env
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 TESTS = [
@@ -151,7 +152,7 @@ def grade(name: str, base: Path, tests: list[str] = TESTS, config_name: str = "g
     sub = build(name, base)
     results = base / name / f"results{run}" / "results.json"
     config = base / config_name
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "BPE_"))}
+    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",))
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.childenv import child_env
 from grader.batch import Rejected, safe_extract
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -125,7 +126,7 @@ def make_submissions(folder: Path) -> dict[str, str]:
 
 
 def run_batch(folder: Path, out: Path, policy: Path, *extra: str) -> subprocess.CompletedProcess:
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    env = child_env()
     return subprocess.run(
         [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", "2", "--config", str(policy),
          "--max-time", "120", "--tests", *TESTS, *extra],

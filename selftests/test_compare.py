@@ -3,7 +3,6 @@ divergence of each failing test, known-bug diagnoses, and a self-contained HTML 
 
 from __future__ import annotations
 
-import os
 import re
 import shutil
 import subprocess
@@ -12,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.childenv import child_env
 from grader.compare import diagnoses, first_divergence, join, render_html, terminal
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ def test_compare_on_a_mutant_shows_divergence_and_diagnosis(tmp_path):
     prim.write_text(prim.read_text().replace("i += 2", "i += 1", 1))
     policy = tmp_path / "policy.yaml"
     policy.write_text(POLICY)
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "PYTHONPATH")}
+    env = child_env()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "compare", "--submission", str(sub), "--html", str(tmp_path / "cmp.html"),
          "--config", str(policy), "--tests", *TESTS],

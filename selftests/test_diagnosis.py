@@ -7,7 +7,6 @@ would) on the public test file of its part, stopping at the first failure.
 
 from __future__ import annotations
 
-import os
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -15,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.childenv import child_env
 from mutants.build import build
 from mutants.catalogue import by_name
 from mutants.diagnose import PREFIX
@@ -33,7 +33,7 @@ DIAGNOSED = {
 
 
 def run_public_tests(submission: Path, test_file: str) -> str:
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS", "BPE_DIAGNOSIS")}
+    env = child_env(drop=("BPE_DIAGNOSIS",), keep=("PYTHONPATH",))
     env.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken_cache"))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "--submission", str(submission), test_file],
@@ -62,8 +62,7 @@ def test_failure_output_names_the_known_bug(outputs, name):
 
 
 def test_no_diagnosis_when_the_feature_is_off(tmp_path):
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")}
-    env["BPE_DIAGNOSIS"] = "0"
+    env = child_env(keep=("PYTHONPATH",), BPE_DIAGNOSIS="0")
     submission = build(by_name("merge_overlapping"), tmp_path / "m")
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "--submission", str(submission),

@@ -20,6 +20,7 @@ from pathlib import Path
 import pytest
 
 from grader.config import ConfigError, load_config
+from harness.childenv import child_env
 from sandbox.confine import ForbiddenFinder, forbidden_files
 
 from .support import ROOT
@@ -64,7 +65,7 @@ def grade(base: Path, forbidden: str, name: str) -> tuple[subprocess.CompletedPr
     config = base / f"{name}.yaml"
     config.write_text(CONFIG.format(forbidden=forbidden))
     results = base / f"{name}.json"
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_IMPL", "PYTEST_ADDOPTS")}
+    env = child_env()
     proc = subprocess.run(
         [str(base / "venv" / "bin" / "python"), "-m", "grader", "grade", "--submission", str(base / "submission"),
          "--config", str(config), "--results", str(results), "--tests", *TESTS],
@@ -162,7 +163,7 @@ def test_forbidden_packages_are_absent_from_the_worker_even_without_the_hook(del
         f"b = WorkerBackend('student', {str(sub)!r})\n"
         "print(json.dumps({m: b.call('run_pretokenize', (m,), False) for m in sys.argv[1:]}))\nb.close()\n"
     )
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = child_env(keep=("BPE_IMPL", "PYTEST_ADDOPTS"))
     out = subprocess.run([str(delegation / "venv" / "bin" / "python"), "-c", script, "tiktoken", "tokenizers", "bpeasy", "regex"],
                          cwd=ROOT, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr

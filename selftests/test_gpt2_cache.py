@@ -4,11 +4,12 @@ expected, for ``grade`` and for students' ``pytest``: never a urllib3 traceback.
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import sys
 
 import pytest
+
+from harness.childenv import child_env
 
 from .support import ROOT
 
@@ -18,8 +19,8 @@ CACHE_NAMES = ("6c7ea1a7e38e3a7f062df639a5b80947f075ffe6", "6d1cbeee0f20b3d9449a
 @pytest.fixture
 def no_gpt2_env(tmp_path):
     """An empty cache folder, and downloads refused at once (a proxy nobody listens on)."""
-    env = {k: v for k, v in os.environ.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")}
-    env.update(TIKTOKEN_CACHE_DIR=str(tmp_path / "empty_cache"), HTTPS_PROXY="http://127.0.0.1:9", TMPDIR=str(tmp_path))
+    env = child_env(keep=("PYTHONPATH",), TIKTOKEN_CACHE_DIR=str(tmp_path / "empty_cache"), HTTPS_PROXY="http://127.0.0.1:9",
+                    TMPDIR=str(tmp_path))
     (tmp_path / "empty_cache").mkdir()
     return env
 

@@ -3,7 +3,6 @@ stubs, passes with the reference solution, and holds no solution code."""
 
 from __future__ import annotations
 
-import os
 import re
 import shlex
 import shutil
@@ -16,6 +15,7 @@ from pathlib import Path
 import pytest
 import yaml
 
+from harness.childenv import child_env
 from harness import SHARED_TIKTOKEN_CACHE
 from grader.config import load_config
 from grader.handout import INSTRUCTOR_SIDE, solution_leaks
@@ -25,7 +25,7 @@ ROOT = Path(__file__).resolve().parent.parent
 
 def student_env() -> dict[str, str]:
     """A student's environment: nothing points at this repository."""
-    env = {k: v for k, v in os.environ.items() if k not in ("PYTHONPATH", "BPE_IMPL", "PYTEST_ADDOPTS", "BPE_SEED")}
+    env = child_env(drop=("BPE_SEED",))
     if SHARED_TIKTOKEN_CACHE.is_dir():
         env.setdefault("TIKTOKEN_CACHE_DIR", str(SHARED_TIKTOKEN_CACHE))
     return env

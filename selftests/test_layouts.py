@@ -25,6 +25,7 @@ from pathlib import Path
 
 import pytest
 
+from harness.childenv import child_env
 from harness.impl import ROOT, Implementation, LocalBackend
 
 FIXTURES = Path(__file__).resolve().parent / "layouts"
@@ -96,7 +97,7 @@ def grade(sub: Path, out: Path, *extra: str, tests: list[str] | None = SELECTION
     results, group scores and what was left in the TMPDIR."""
     private = out / "tmp"
     private.mkdir(parents=True)
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "BPE_"))} | {"TMPDIR": str(private)}
+    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(private))
     results = out / "results.json"
     cmd = [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results), *extra]
     if tests:

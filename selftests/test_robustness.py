@@ -22,6 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.impl import ROOT
+from harness.childenv import child_env
 
 ATTACKS = Path(__file__).resolve().parent / "robustness"
 PRIMITIVES = "tests/public/test_primitives.py::"
@@ -90,8 +91,7 @@ def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, 
     config = base / "grading.yaml"
     config.write_text(CONFIG.format(call_timeout=call_timeout))
     results, report = base / "out" / "results.json", base / "out" / "report.json"
-    env = {k: v for k, v in os.environ.items() if not k.startswith(("PYTEST", "BPE_"))}
-    env["TMPDIR"] = str(tmp)
+    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(tmp))
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),

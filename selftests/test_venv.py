@@ -17,6 +17,8 @@ from pathlib import Path
 
 import pytest
 
+from harness.childenv import child_env
+
 from .support import ROOT, make_submission
 from .venvs import make_venv
 
@@ -32,7 +34,7 @@ COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".hypothesis", "resu
 def grade_with(python: Path, cwd: Path, *args: str, results: Path, env: dict | None = None, timeout: float = 900):
     """``python -m grader grade ARGS`` with the venv's interpreter (no PYTHONPATH: the venv's
     own installation is what runs); the exit status, stderr and the results file."""
-    env = {k: v for k, v in (env or os.environ).items() if k not in ("PYTHONPATH", "BPE_IMPL", "PYTEST_ADDOPTS")}
+    env = child_env(base=env)
     proc = subprocess.run(
         [str(python), "-m", "grader", *args, "--results", str(results)],
         cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
@@ -119,7 +121,7 @@ def test_a_venv_inside_the_checkout_shows_the_worker_nothing_else_of_it(checkout
         "print(json.dumps({p: b.call('run_pretokenize', (p,), False) for p in sys.argv[1:]}))\nb.close()\n"
     )
     paths = [str(checkout), str(checkout / "tests"), str(checkout / "reference"), str(checkout.parent), str(site)]
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env = child_env(keep=("BPE_IMPL", "PYTEST_ADDOPTS"))
     out = subprocess.run([str(python), "-c", script, *paths], cwd=checkout, env=env, capture_output=True, text=True, timeout=120)
     assert out.returncode == 0, out.stderr
     seen = json.loads(out.stdout.strip().splitlines()[-1])
@@ -145,7 +147,7 @@ def venv_without_regex(tmp_path_factory) -> tuple[Path, dict]:
 
 def test_the_self_check_stops_grading_when_the_worker_cannot_import_regex(venv_without_regex, tmp_path):
     python, env, extra = venv_without_regex
-    env = {k: v for k, v in env.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")} | {"PYTHONPATH": str(extra)}
+    env = child_env(base=env, PYTHONPATH=str(extra))
     results = tmp_path / "r.json"
     proc = subprocess.run(
         [str(python), "-m", "grader", "grade", "--impl", "reference", "--results", str(results)],
@@ -161,7 +163,7 @@ def test_the_self_check_stops_grading_when_the_worker_cannot_import_regex(venv_w
 
 def test_batch_grades_no_one_when_the_self_check_fails(venv_without_regex, tmp_path):
     python, env, extra = venv_without_regex
-    env = {k: v for k, v in env.items() if k not in ("BPE_IMPL", "PYTEST_ADDOPTS")} | {"PYTHONPATH": str(extra)}
+    env = child_env(base=env, PYTHONPATH=str(extra))
     make_submission(tmp_path / "subs" / "alice")
     proc = subprocess.run(
         [str(python), "-m", "grader", "batch", str(tmp_path / "subs"), "--out", str(tmp_path / "out")],
