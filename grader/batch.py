@@ -19,27 +19,23 @@ import csv
 import io
 import json
 import os
-import re
 import shutil
 import signal
 import statistics
-import stat
 import subprocess
 import sys
 import time
-import zipfile
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from harness import ROOT
 from harness import submission as S
 from harness.childenv import LEAKY, child_env
 from .config import Config, ConfigError, load_config
+from .intake import Rejected, Submission, copy_folder, discover, safe_extract, unwrap
 from .results import failure_json, write_json
 
-MAX_BYTES = 50_000_000  # uncompressed size of one submission
-MAX_FILES = 2_000
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
 
 
@@ -53,24 +49,6 @@ def _kill_group(pid: int) -> None:
         pass
 
 
-class Rejected(Exception):
-    """A submission that cannot be graded at all (the message says why)."""
-
-
-@dataclass
-class Submission:
-    student: str
-    source: Path  # the folder or .zip as handed in
-
-    def mtime(self) -> float:
-        if self.source.is_file():
-            return self.source.stat().st_mtime
-        times = [self.source.lstat().st_mtime]
-        for dirpath, dirnames, filenames in os.walk(self.source):
-            times += [os.lstat(os.path.join(dirpath, n)).st_mtime for n in dirnames + filenames]
-        return max(times)
-
-
 @dataclass
 class Row:
     student: str
@@ -80,107 +58,6 @@ class Row:
     error: str | None = None  # why it could not be graded
     skipped: bool = False  # results reused from an earlier run
     tests: dict[str, str] = field(default_factory=dict)  # test name -> passed/failed
-
-
-def student_name(raw: str) -> str:
-    """A name safe for files and CSV rows: letters, digits and ``._@+-`` only, starting and
-    ending with a letter or digit, at most 80 characters (``"José Ruiz (2)"`` -> ``"Jos_Ruiz_2"``)."""
-    name = re.sub(r"[^A-Za-z0-9._@+-]+", "_", raw)[:80]
-    name = re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", name)
-    return name or "submission"
-
-
-def discover(folder: Path) -> tuple[list[Submission], list[str]]:
-    """Submissions in ``folder`` sorted by student name, and notes on entries ignored or
-    renamed. Every submission gets a distinct safe name (:func:`student_name`; a second
-    ``alice`` -- say ``alice/`` and ``alice.zip`` -- becomes ``alice-2``, ignoring case)."""
-    subs, notes = [], []
-    taken: set[str] = set()
-    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
-        if entry.name.startswith("."):
-            continue
-        is_zip = not entry.is_symlink() and entry.is_file() and entry.suffix.lower() == ".zip"
-        if entry.is_symlink():
-            notes.append(f"{entry.name!r}: a symbolic link, ignored")
-            continue
-        if not (entry.is_dir() or is_zip):
-            notes.append(f"{entry.name!r}: neither a folder nor a .zip, ignored")
-            continue
-        raw = entry.stem if is_zip else entry.name
-        name = base = student_name(raw)
-        k = 2
-        while name.lower() in taken:
-            name = f"{base}-{k}"
-            k += 1
-        taken.add(name.lower())
-        if name != raw:
-            notes.append(f"{entry.name!r}: graded as {name}")
-        subs.append(Submission(name, entry))
-    return sorted(subs, key=lambda s: s.student), notes
-
-
-def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:
-    """Extract ``archive`` into ``dest``; ``Rejected`` (nothing kept) if any member is an
-    absolute path, climbs out with ``..``, is a link or device, or the total is too big."""
-    try:
-        zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise Rejected(f"not a readable zip ({err})") from None
-    with zf:
-        infos = zf.infolist()
-        if len(infos) > max_files:
-            raise Rejected(f"the zip has {len(infos)} entries (at most {max_files})")
-        total = 0
-        for info in infos:
-            name = info.filename.replace("\\", "/")
-            path = PurePosixPath(name)
-            if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
-                raise Rejected(f"the zip entry {info.filename!r} points outside the submission")
-            kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip does not say (plain file)
-            if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
-                raise Rejected(f"the zip entry {info.filename!r} is a link or special file")
-            total += info.file_size
-            if total > max_bytes:
-                raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
-        dest.mkdir(parents=True)
-        written = 0
-        for info in infos:
-            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
-            if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                while chunk := src.read(1 << 20):  # the declared sizes may lie: count what comes out
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
-                    out.write(chunk)
-
-
-def copy_folder(src: Path, dest: Path) -> list[str]:
-    """Copy a submission folder as grading does (:func:`harness.submission.copy_submission`:
-    links kept only inside it, hard links to files outside it left out, caches and virtual
-    environments skipped); returns what was left out. ``Rejected`` when it is too big."""
-    try:
-        return S.copy_submission(src, dest).left_out
-    except S.SubmissionError as err:
-        raise Rejected(str(err)) from None
-
-
-def _has_code(tree: Path) -> bool:
-    return S.detect_layout(tree) is not None or (tree / "student").is_dir()
-
-
-def unwrap(tree: Path) -> Path:
-    """The folder holding ``adapters.py`` (or ``tests/adapters.py``, or ``student/``): the
-    tree itself, or its single top-level folder (zips of a folder)."""
-    if _has_code(tree):
-        return tree
-    inner = [p for p in tree.iterdir() if p.is_dir() and not p.is_symlink() and p.name != "__MACOSX"]
-    if len(inner) == 1 and _has_code(inner[0]):
-        return inner[0]
-    return tree
 
 
 @dataclass
@@ -225,6 +102,7 @@ def row_from_results(student: str, results: dict, seconds: float | None = None, 
 
 
 def grade_one(sub: Submission, opts: BatchOptions) -> Row:
+    """Grade one submission in its own ``grade`` process (or reuse results newer than it)."""
     results_path = opts.out / "results" / f"{sub.student}.json"
     report_path = opts.out / "reports" / f"{sub.student}.json"
     if not opts.force and results_path.exists() and results_path.stat().st_mtime > sub.mtime():
@@ -234,39 +112,56 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
             row.skipped = True
             return row
     started = time.monotonic()
-    work = opts.out / "work" / sub.student
+    log = opts.out / "logs" / f"{sub.student}.log"
+    try:
+        root = _stage(sub, opts.out / "work" / sub.student)
+        returncode = _run_grade(root, results_path, report_path, log, opts)
+        try:
+            results = json.loads(results_path.read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            raise Rejected(f"the grader wrote no results (exit {returncode}); see {log}") from None
+    except Rejected as err:
+        write_json(results_path, failure_json(str(err), time.monotonic() - started))
+        report_path.unlink(missing_ok=True)
+        return Row(sub.student, seconds=time.monotonic() - started, error=str(err))
+    if results_path.stat().st_mtime < sub.mtime():  # keep "results newer than submission" true
+        os.utime(results_path)
+    return row_from_results(sub.student, results, seconds=time.monotonic() - started, report=_read(report_path))
+
+
+def _stage(sub: Submission, work: Path) -> Path:
+    """Copy (or extract) the submission into ``work``, unwrapped, under the student's name
+    (it seeds the per-submission cases); ``Rejected`` when it cannot be graded."""
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
-
-    def rejected(reason: str) -> Row:
-        write_json(results_path, failure_json(reason, time.monotonic() - started))
-        report_path.unlink(missing_ok=True)
-        return Row(sub.student, seconds=time.monotonic() - started, error=reason)
-
     try:
         if sub.source.is_file():
             safe_extract(sub.source, work)
         else:
             copy_folder(sub.source, work)
-    except Rejected as err:
+    except Rejected:
         shutil.rmtree(work, ignore_errors=True)
-        return rejected(str(err))
+        raise
     root = unwrap(work)
     if S.detect_layout(root) is None:
-        return rejected("no adapters.py (nor tests/adapters.py) in the submission")
+        raise Rejected("no adapters.py (nor tests/adapters.py) in the submission")
     if root != work:  # keep the student's name as the folder name (it seeds per-submission cases)
         staged = work.with_name(work.name + ".unwrapped")
         root.rename(staged)
         shutil.rmtree(work)
         staged.rename(work)
-        root = work
+    return work
+
+
+def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opts: BatchOptions) -> int:
+    """``python -m grader grade`` on ``root`` in a process group of its own, output to
+    ``log``; its exit status. ``Rejected`` when it outlives ``--max-time`` plus a grace."""
     cmd = [
         sys.executable, "-m", "grader", "grade", "--submission", str(root), "--results", str(results_path),
         "--report", str(report_path), "--config", str(opts.config), "--max-time", f"{opts.max_time:g}", "--quiet",
     ]
     if opts.tests:
         cmd += ["--tests", *opts.tests]
-    log = opts.out / "logs" / f"{sub.student}.log"
     log.parent.mkdir(parents=True, exist_ok=True)
     env = child_env(keep=LEAKY)  # the grade command filters for its own children
     if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.channel.default_spin)
@@ -280,17 +175,11 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
         except subprocess.TimeoutExpired:
             _kill_group(proc.pid)
             proc.wait()
-            return rejected(f"the grader did not finish within {opts.max_time + GRACE:g} s")
+            raise Rejected(f"the grader did not finish within {opts.max_time + GRACE:g} s") from None
         finally:
             RUNNING.discard(proc.pid)
             _kill_group(proc.pid)  # whatever the submission left behind in this process group
-    try:
-        results = json.loads(results_path.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return rejected(f"the grader wrote no results (exit {proc.returncode}); see {log}")
-    if results_path.stat().st_mtime < sub.mtime():  # keep "results newer than submission" true
-        os.utime(results_path)
-    return row_from_results(sub.student, results, seconds=time.monotonic() - started, report=_read(report_path))
+    return proc.returncode
 
 
 # ---- outputs ---------------------------------------------------------------------------

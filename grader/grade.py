@@ -19,7 +19,7 @@ from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
 from harness.childenv import child_env
 from sandbox import leftovers
 from . import redact
-from .config import ConfigError, load_config
+from .config import Config, ConfigError, load_config
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
 
@@ -147,23 +147,48 @@ def grade(req: GradeRequest) -> int:
         config = load_config(req.config)
     except ConfigError as err:
         return fail(req, str(err), EXIT_CONFIG, started)
+    refused = _refuse(req, config, started)
+    if refused is not None:
+        return refused
+    seed = config.seed_for(req.submission.name if req.submission else req.impl)
+    ran = _run_suite(req, config, seed, started)
+    if isinstance(ran, int):
+        return ran
+    code, report, tmp = ran
+    scrub = redact.for_grading(ROOT, req.submission, req.results, tmp)
+    for test in report.get("tests", []):
+        test["output"] = scrub(test.get("output", ""))
+        test["properties"] = {k: scrub(v) if type(v) is str else v for k, v in test.get("properties", {}).items()}
+    if "error" in report:
+        return fail(req, report["error"], EXIT_CONFIG, started)
+    return _write_results(req, config, report, code, seed, scrub, started)
+
+
+def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
+    """What stops grading before any test runs (a missing submission folder, GPT-2's files
+    missing, a worker that cannot run the reference): its exit status, results written."""
     if req.submission is not None:
         req.submission = req.submission.resolve()
         if not req.submission.is_dir():
             return fail(req, f"submission folder {req.submission} does not exist", EXIT_HARNESS, started)
-    name = req.submission.name if req.submission else req.impl
-    seed = config.seed_for(name)
     use_shared_tiktoken_cache()
     missing = gpt2_cache.check()  # the suite's oracles need GPT-2's files: say so in one line
     if missing:
         return fail(req, missing, EXIT_HARNESS, started)
-    env = child_env(PYTHONDONTWRITEBYTECODE="1")
     if (_isolation_available() if req.isolate is None else req.isolate):
         from .selfcheck import check_reference, harness_error
 
         cause = check_reference(config.isolation, config.forbidden_modules)
         if cause is not None:
             return harness_failed(req, harness_error(cause), started)
+    return None
+
+
+def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> tuple[int | None, dict, Path] | int:
+    """Run the suite in a pytest subprocess: its exit status (None: stopped at
+    ``req.max_time``), its report and the temporary folder it ran in (gone by now); or the
+    exit status of a failure, results written."""
+    env = child_env(PYTHONDONTWRITEBYTECODE="1")
     log_path = req.results.parent / "grading.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")
@@ -184,12 +209,11 @@ def grade(req: GradeRequest) -> int:
             return fail(req, f"{reason}; see {log_path}", EXIT_HARNESS, started)
         if report.get("incomplete"):  # stopped or crashed: keep every test finished before
             replay(report, journal_path(report_path))
-    scrub = redact.for_grading(ROOT, req.submission, req.results, Path(tmp))
-    for test in report.get("tests", []):
-        test["output"] = scrub(test.get("output", ""))
-        test["properties"] = {k: scrub(v) if type(v) is str else v for k, v in test.get("properties", {}).items()}
-    if "error" in report:
-        return fail(req, report["error"], EXIT_CONFIG, started)
+    return code, report, Path(tmp)
+
+
+def _write_results(req: GradeRequest, config: Config, report: dict, code: int | None, seed: int, scrub, started: float) -> int:
+    """Score the report, write the results files and print the summary."""
     groups = score_report(config, report)
     summary = table(groups)
     notes = [f"seed {seed}"]

@@ -19,7 +19,7 @@ from pathlib import Path
 import pytest
 
 from harness.childenv import child_env
-from grader.batch import Rejected, safe_extract
+from grader.intake import Rejected, safe_extract
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(900)  # one batch of 20 submissions, 2 at a time
@@ -238,7 +238,7 @@ def test_safe_extract_rejects_escapes_links_and_oversize(tmp_path):
 
 
 def test_odd_and_colliding_names_get_safe_distinct_ones(tmp_path):
-    from grader.batch import discover
+    from grader.intake import discover
 
     for name in ("alice", "Alice", "José Ruiz (2)", "-rf", "a" * 200, "bob"):
         (tmp_path / name).mkdir()
@@ -259,7 +259,7 @@ def test_odd_and_colliding_names_get_safe_distinct_ones(tmp_path):
 
 
 def test_folders_are_copied_without_following_links_out(tmp_path):
-    from grader.batch import copy_folder
+    from grader.intake import copy_folder
 
     src = tmp_path / "src"
     (src / "student").mkdir(parents=True)

@@ -1,0 +1,136 @@
+"""A folder of submissions handed in, made ready to grade: one entry per student, zips
+extracted safely (no absolute paths, ``..``, links or devices, a cap on size and file count),
+folders copied as grading copies them, a single wrapping folder unwrapped."""
+
+from __future__ import annotations
+
+import os
+import re
+import stat
+import zipfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from harness import submission as S
+
+MAX_BYTES = 50_000_000  # uncompressed size of one submission
+MAX_FILES = 2_000
+
+
+class Rejected(Exception):
+    """A submission that cannot be graded at all (the message says why)."""
+
+
+@dataclass
+class Submission:
+    student: str
+    source: Path  # the folder or .zip as handed in
+
+    def mtime(self) -> float:
+        if self.source.is_file():
+            return self.source.stat().st_mtime
+        times = [self.source.lstat().st_mtime]
+        for dirpath, dirnames, filenames in os.walk(self.source):
+            times += [os.lstat(os.path.join(dirpath, n)).st_mtime for n in dirnames + filenames]
+        return max(times)
+
+
+def student_name(raw: str) -> str:
+    """A name safe for files and CSV rows: letters, digits and ``._@+-`` only, starting and
+    ending with a letter or digit, at most 80 characters (``"José Ruiz (2)"`` -> ``"Jos_Ruiz_2"``)."""
+    name = re.sub(r"[^A-Za-z0-9._@+-]+", "_", raw)[:80]
+    name = re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", name)
+    return name or "submission"
+
+
+def discover(folder: Path) -> tuple[list[Submission], list[str]]:
+    """Submissions in ``folder`` sorted by student name, and notes on entries ignored or
+    renamed. Every submission gets a distinct safe name (:func:`student_name`; a second
+    ``alice`` -- say ``alice/`` and ``alice.zip`` -- becomes ``alice-2``, ignoring case)."""
+    subs, notes = [], []
+    taken: set[str] = set()
+    for entry in sorted(folder.iterdir(), key=lambda p: p.name):
+        if entry.name.startswith("."):
+            continue
+        is_zip = not entry.is_symlink() and entry.is_file() and entry.suffix.lower() == ".zip"
+        if entry.is_symlink():
+            notes.append(f"{entry.name!r}: a symbolic link, ignored")
+            continue
+        if not (entry.is_dir() or is_zip):
+            notes.append(f"{entry.name!r}: neither a folder nor a .zip, ignored")
+            continue
+        raw = entry.stem if is_zip else entry.name
+        name = base = student_name(raw)
+        k = 2
+        while name.lower() in taken:
+            name = f"{base}-{k}"
+            k += 1
+        taken.add(name.lower())
+        if name != raw:
+            notes.append(f"{entry.name!r}: graded as {name}")
+        subs.append(Submission(name, entry))
+    return sorted(subs, key=lambda s: s.student), notes
+
+
+def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:
+    """Extract ``archive`` into ``dest``; ``Rejected`` (nothing kept) if any member is an
+    absolute path, climbs out with ``..``, is a link or device, or the total is too big."""
+    try:
+        zf = zipfile.ZipFile(archive)
+    except (zipfile.BadZipFile, OSError) as err:
+        raise Rejected(f"not a readable zip ({err})") from None
+    with zf:
+        infos = zf.infolist()
+        if len(infos) > max_files:
+            raise Rejected(f"the zip has {len(infos)} entries (at most {max_files})")
+        total = 0
+        for info in infos:
+            name = info.filename.replace("\\", "/")
+            path = PurePosixPath(name)
+            if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
+                raise Rejected(f"the zip entry {info.filename!r} points outside the submission")
+            kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip does not say (plain file)
+            if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+                raise Rejected(f"the zip entry {info.filename!r} is a link or special file")
+            total += info.file_size
+            if total > max_bytes:
+                raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
+        dest.mkdir(parents=True)
+        written = 0
+        for info in infos:
+            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
+            if info.is_dir():
+                target.mkdir(parents=True, exist_ok=True)
+                continue
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with zf.open(info) as src, open(target, "wb") as out:
+                while chunk := src.read(1 << 20):  # the declared sizes may lie: count what comes out
+                    written += len(chunk)
+                    if written > max_bytes:
+                        raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
+                    out.write(chunk)
+
+
+def copy_folder(src: Path, dest: Path) -> list[str]:
+    """Copy a submission folder as grading does (:func:`harness.submission.copy_submission`:
+    links kept only inside it, hard links to files outside it left out, caches and virtual
+    environments skipped); returns what was left out. ``Rejected`` when it is too big."""
+    try:
+        return S.copy_submission(src, dest).left_out
+    except S.SubmissionError as err:
+        raise Rejected(str(err)) from None
+
+
+def _has_code(tree: Path) -> bool:
+    return S.detect_layout(tree) is not None or (tree / "student").is_dir()
+
+
+def unwrap(tree: Path) -> Path:
+    """The folder holding ``adapters.py`` (or ``tests/adapters.py``, or ``student/``): the
+    tree itself, or its single top-level folder (zips of a folder)."""
+    if _has_code(tree):
+        return tree
+    inner = [p for p in tree.iterdir() if p.is_dir() and not p.is_symlink() and p.name != "__MACOSX"]
+    if len(inner) == 1 and _has_code(inner[0]):
+        return inner[0]
+    return tree
