@@ -6,6 +6,7 @@ Every problem ends in one :class:`ConfigError` naming the file, the line and the
 from __future__ import annotations
 
 import fnmatch
+import pickle
 import re
 import zlib
 from dataclasses import dataclass, field
@@ -169,6 +170,26 @@ class _Doc:
         if not isinstance(self.node, yaml.SequenceNode):
             raise self.fail(f"expected a list, got {self._kind()}", "write one `- ...` item per entry")
         return [_Doc(self.path, n, f"{self.where}[{i}]") for i, n in enumerate(self.node.value)]
+
+
+def write_policy(config: Config, path: Path) -> Path:
+    """Hand a loaded policy down to the grade command's pytest run: ``path`` (in grade's
+    private run folder, written before any submission code runs) holds it pickled, so the
+    run reads back exactly what was validated (:func:`read_policy`) instead of a second copy
+    of ``grading.yaml``."""
+    path.write_bytes(pickle.dumps(config))
+    return path
+
+
+def read_policy(path: str | Path) -> Config:
+    """The policy :func:`write_policy` wrote; ``ConfigError`` if ``path`` holds none."""
+    try:
+        config = pickle.loads(Path(path).read_bytes())
+    except (OSError, pickle.UnpicklingError, EOFError, AttributeError, ImportError) as err:
+        raise ConfigError(f"{path}: cannot read the grading policy passed down ({err})") from None
+    if not isinstance(config, Config):
+        raise ConfigError(f"{path}: holds {type(config).__name__}, not a grading policy")
+    return config
 
 
 def load_config(path: str | Path) -> Config:

@@ -19,7 +19,7 @@ from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
 from harness.childenv import child_env
 from sandbox import leftovers
 from . import redact
-from .config import Config, ConfigError, load_config
+from .config import Config, ConfigError, load_config, write_policy
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
 
@@ -52,11 +52,13 @@ def _isolation_available() -> bool:
     return importlib.util.find_spec("sandbox.isolation") is not None
 
 
-def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int) -> list[str]:
+def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> list[str]:
+    """The test run's command; ``policy``: the loaded grading policy, passed down
+    (:func:`grader.config.write_policy`)."""
     cmd = [
         sys.executable, "-m", "pytest", *[str(ROOT / t) for t in (req.tests or ["tests"])],
         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
-        "-p", "grader.grading_plugin", "--grading-config", str(config_path), "--grading-report", str(report),
+        "-p", "grader.grading_plugin", "--grading-policy", str(policy), "--grading-report", str(report),
         "--impl", req.impl, "--seed", str(seed), "-q", "--no-header", "-rN", "--color=no",
     ]
     if req.submission is not None:
@@ -65,7 +67,7 @@ def pytest_command(req: GradeRequest, config_path: Path, report: Path, seed: int
         cmd.append("--grading-partial")
     isolate = _isolation_available() if req.isolate is None else req.isolate
     if isolate:
-        cmd.append("--isolate")
+        cmd += ["-p", "sandbox.plugin", "--isolate"]
     return cmd
 
 
@@ -194,7 +196,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")
     with tempfile.TemporaryDirectory(prefix="bpe-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
-        cmd = pytest_command(req, config.path.resolve(), report_path, seed)
+        cmd = pytest_command(req, write_policy(config, Path(tmp) / "policy.pickle"), report_path, seed)
         cmd += ["--basetemp", str(Path(tmp) / "pytest")]  # the tests' files go with the rest
         env[leftovers.STATE_ENV] = tmp
         with open(log_path, "w", encoding="utf-8") as log:

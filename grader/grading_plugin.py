@@ -1,11 +1,19 @@
 """pytest plugin for ``python -m grader grade``: groups, limits and a machine-readable report.
 
-Loaded only by the grade command (``-p grader.grading_plugin``). It checks that
+Loaded by the grade command (``-p grader.grading_plugin``) and by this repository's
+``addopts``; it grades only when given a policy and ``--grading-report``: the policy the
+grade command loaded and passed down (``--grading-policy``, :func:`grader.config.write_policy`),
+or a ``grading.yaml`` (``--grading-config``). The policy goes to ``config.stash[POLICY]``
+(:mod:`harness.keys`), where the speed check, the sandbox and the diagnosis read it. It checks that
 ``grading.yaml``'s selections match the collected tests before any test runs, gives each
 test its timeout, and writes every test's outcome to ``--grading-report`` as JSON: the
 whole report after collection and at the end, and each finished test's entry in between to
 its journal (:mod:`grader.journal`), so that a run stopped early keeps what was graded. SIGTERM (what ``grade`` sends at
 ``--max-time``) stops every worker, removes their sandboxes and ends the run at once.
+
+It declares ``pytest_bpe_known_bug`` (:mod:`grader.hooks`) and, in any run, asks it about
+every failed test whose calls the harness recorded: ``mutants.plugin`` answers with
+``this matches a known bug: ...``, added to the failure.
 """
 
 from __future__ import annotations
@@ -19,7 +27,11 @@ from pathlib import Path
 
 import pytest
 
-from .config import ConfigError, check_selection, load_config
+from harness import keys
+from sandbox import registry
+
+from . import hooks
+from .config import Config, ConfigError, check_selection, load_config, read_policy
 from .journal import Journal
 
 MAX_OUTPUT = 4000  # characters of failure text kept per test
@@ -28,6 +40,7 @@ MAX_OUTPUT = 4000  # characters of failure text kept per test
 def pytest_addoption(parser: pytest.Parser) -> None:
     group = parser.getgroup("bpe-grading", "BPE grading (used by python -m grader grade)")
     group.addoption("--grading-config", default=None, help="grading.yaml to apply")
+    group.addoption("--grading-policy", default=None, help="the policy the grade command loaded and passed down")
     group.addoption("--grading-report", default=None, help="where to write the JSON report")
     group.addoption(
         "--grading-partial", action="store_true", default=False,
@@ -43,16 +56,11 @@ def _peak_rss_mb() -> float:
 
 
 class GradingSession:
-    def __init__(self, config: pytest.Config) -> None:
+    def __init__(self, config: pytest.Config, policy: Config) -> None:
         self.config = config
         self.report_path = Path(config.getoption("grading_report"))
         self.partial = bool(config.getoption("grading_partial"))
-        self.policy = load_config(config.getoption("grading_config"))
-        config._bpe_speed_policy = self.policy.speed  # read by the check_speed fixture
-        config._bpe_isolation = self.policy.isolation
-        from sandbox.forbidden import KEY as FORBIDDEN
-
-        config.stash[FORBIDDEN] = self.policy.forbidden_modules
+        self.policy = policy
         self.tests: dict[str, dict] = {}
         self.error: str | None = None
         self.remaining: dict[str, int] = {}
@@ -68,20 +76,18 @@ class GradingSession:
         """Stopped from outside: end every worker (their processes and sandboxes) and exit;
         the journal already holds every finished test."""
         self.journal.close()
-        isolation = sys.modules.get("sandbox.isolation")
-        if isolation is not None:
-            isolation.close_all()
+        registry.close_all()
         os._exit(128 + signum)
 
     def write(self, **extra) -> None:
         self.report_path.parent.mkdir(parents=True, exist_ok=True)
         data = {"tests": list(self.tests.values()), "partial": self.partial, "peak_rss_mb": _peak_rss_mb(), **extra}
-        isolation = sys.modules.get("sandbox.isolation")
-        if isolation is not None and isolation.CONFINEMENT[0]:
-            data["isolation"] = isolation.CONFINEMENT[0]
-        loaded = sys.modules.get("harness.submission")
-        if loaded is not None and loaded.LOADED:
-            data["submission"] = dict(loaded.LOADED)
+        confinement = self.config.stash.get(keys.CONFINEMENT, None)
+        if confinement:
+            data["isolation"] = confinement
+        loaded = self.config.stash.get(keys.LOADED, None)
+        if loaded:
+            data["submission"] = dict(loaded)
         if self.error is not None:
             data["error"] = self.error
         tmp = self.report_path.with_suffix(".tmp")
@@ -127,9 +133,7 @@ class GradingSession:
         elif self.saw_hidden:
             # the submission's workers have seen hidden material: none of them may run a test
             # whose feedback is visible (what they print or raise could carry it)
-            isolation = sys.modules.get("sandbox.isolation")
-            if isolation is not None:
-                isolation.restart_workers(keep="reference")
+            registry.restart_workers(keep="reference")
             self.saw_hidden = False
 
     def pytest_runtest_logreport(self, report: pytest.TestReport) -> None:
@@ -163,9 +167,50 @@ class GradingSession:
         self.journal.close()
 
 
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hooks)
+
+
+def _policy(config: pytest.Config) -> Config | None:
+    """The policy passed down (``--grading-policy``), else the ``--grading-config`` file's."""
+    if config.getoption("grading_policy"):
+        return read_policy(config.getoption("grading_policy"))
+    if config.getoption("grading_config"):
+        return load_config(config.getoption("grading_config"))
+    return None
+
+
 def pytest_configure(config: pytest.Config) -> None:
-    if config.getoption("grading_config") and config.getoption("grading_report"):
-        try:
-            config.pluginmanager.register(GradingSession(config), "bpe-grading-session")
-        except ConfigError as err:
-            raise pytest.UsageError(str(err)) from None
+    if not config.getoption("grading_report"):
+        return
+    try:
+        policy = _policy(config)
+    except ConfigError as err:
+        raise pytest.UsageError(str(err)) from None
+    if policy is not None:
+        config.stash[keys.POLICY] = policy
+        config.pluginmanager.register(GradingSession(config, policy), "bpe-grading-session")
+
+
+def _known_bug_line(item: pytest.Item, call: pytest.CallInfo) -> str | None:
+    """The diagnosis of a failed call whose calls into the submission were recorded."""
+    records = item.stash.get(keys.RECORDS, None)
+    if call.when != "call" or not records or call.excinfo.errisinstance(NotImplementedError):
+        return None
+    return item.config.hook.pytest_bpe_known_bug(item=item, records=records)
+
+
+@pytest.hookimpl(hookwrapper=True, tryfirst=True)
+def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
+    # tryfirst: the outermost wrapper, so this runs after the harness has shaped the failure
+    outcome = yield
+    report = outcome.get_result()
+    if not report.failed or call.excinfo is None:
+        return
+    line = _known_bug_line(item, call)
+    if line is None:
+        return
+    if isinstance(report.longrepr, str):
+        report.longrepr = f"{report.longrepr}\n{line}"
+    elif hasattr(report.longrepr, "addsection"):
+        report.longrepr.addsection("known bug", line)

@@ -253,9 +253,25 @@ def _dependencies(root: Path) -> list[str]:
     return list(data["project"]["dependencies"])
 
 
+def student_addopts(addopts: str) -> str:
+    """``addopts`` without the ``-p`` plugins the handout does not ship (those of the
+    sandbox, the grader and the mutants): only :data:`STUDENT_SIDE` packages' load.
+    ``student_addopts("-p harness.plugin -p grader.grading_plugin -q")`` is ``"-p harness.plugin -q"``."""
+    args, out, i = shlex.split(addopts), [], 0
+    while i < len(args):
+        option = args[i : i + 2] if args[i] == "-p" else args[i : i + 1]
+        plugin = option[-1].removeprefix("-p") if option[0].startswith("-p") else None
+        if plugin is None or plugin.startswith("no:") or plugin.split(".")[0] in STUDENT_SIDE:
+            out += option
+        i += len(option)
+    return shlex.join(out)
+
+
 def handout_pyproject(root: Path) -> str:
     data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    ini = data.get("tool", {}).get("pytest", {}).get("ini_options", {})
+    ini = dict(data.get("tool", {}).get("pytest", {}).get("ini_options", {}))
+    if "addopts" in ini:
+        ini["addopts"] = student_addopts(ini["addopts"])
     deps = ",\n".join(f"    {json.dumps(d)}" for d in _dependencies(root))
     ini_lines = "\n".join(f"{k} = {json.dumps(v)}" for k, v in ini.items())
     return f"""[build-system]

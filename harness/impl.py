@@ -13,7 +13,7 @@ import contextlib
 import functools
 import os
 import sys
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
@@ -29,6 +29,7 @@ class Backend(Protocol):
     """Runs adapters and methods of returned objects; returns plain data or handle ids."""
 
     label: str
+    facts: dict[str, object]  # how the submission was loaded: layout, left_out, stand_ins
 
     def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any: ...
 
@@ -43,15 +44,16 @@ class BrokenImplementation(AssertionError, Broken):
     """``adapters.py`` (or what it imports) could not be loaded at all."""
 
 
-def load_adapters(impl: str = "student", root: Path | str | None = None) -> ModuleType:
+def load_adapters(impl: str = "student", root: Path | str | None = None, facts: dict | None = None) -> ModuleType:
     """Load the adapters file of ``root`` (default: this repository; ``adapters.py``, or
     ``tests/adapters.py`` in a CS336-layout repository) with ``BPE_IMPL=impl``. Packages it
     imports that are neither in ``root`` nor installed get stand-ins (:mod:`harness.stand_ins`).
+    For a submission, ``facts`` gets its ``layout`` and ``stand_ins`` (the names stood in).
 
     Each call makes a fresh module object, so the student's and the reference's adapters
     can be used side by side in one process.
     """
-    from .submission import LOADED, detect_layout
+    from .submission import detect_layout
 
     root = Path(root or ROOT).resolve()
     layout = detect_layout(root)
@@ -75,8 +77,8 @@ def load_adapters(impl: str = "student", root: Path | str | None = None) -> Modu
             os.environ.pop(IMPL_ENV, None)
         else:
             os.environ[IMPL_ENV] = previous
-    if impl != "reference" or root != ROOT:
-        LOADED.update(layout=layout.describe(), stand_ins=missing)
+    if facts is not None and (impl != "reference" or root != ROOT):
+        facts.update(layout=layout.describe(), stand_ins=missing)
     return module
 
 
@@ -86,7 +88,8 @@ class LocalBackend:
     def __init__(self, impl: str = "student", root: Path | str | None = None) -> None:
         self.label = impl
         self.impl, self.root = impl, root
-        self.dispatch = Dispatcher(functools.partial(load_adapters, impl, root))
+        self.facts: dict[str, object] = {}  # how the submission was loaded (see load_adapters)
+        self.dispatch = Dispatcher(functools.partial(load_adapters, impl, root, facts=self.facts))
 
     @property
     def adapters(self) -> ModuleType:
@@ -108,16 +111,11 @@ class LocalBackend:
         return self.dispatch.probe(probe, handle, args)
 
 
-# Set to a list by the pytest plugin while a test runs: the submission's calls and their
-# outcomes (result or exception) are appended, so a failure can be compared with known bugs.
-RECORDING: list | None = None
-
-
 def _record(impl: "Implementation", call: tuple, outcome: Any) -> None:
-    if RECORDING is not None and impl.label != "reference":
-        if len(RECORDING) >= 20:  # keep the last calls: hypothesis replays the failing example last
-            del RECORDING[0]
-        RECORDING.append((call, outcome))
+    """Hand a call of the submission and its outcome (result or exception) to the
+    implementation's recorder, if it has one (:class:`harness.recording.CallLog`)."""
+    if impl.recorder is not None and impl.label != "reference":
+        impl.recorder(call, outcome)
 
 
 class Handle:
@@ -162,9 +160,10 @@ class Handle:
 class Implementation:
     """Adapters by name, with every result checked: ``impl.run_merge([1, 2], (1, 2), 3)``."""
 
-    def __init__(self, backend: Backend) -> None:
+    def __init__(self, backend: Backend, recorder: Callable[[tuple, Any], None] | None = None) -> None:
         self.backend = backend
         self.label = backend.label
+        self.recorder = recorder  # gets each call and its outcome, for the known-bug diagnosis
 
     def call(self, adapter: str, *args: Any) -> Any:
         __tracebackhide__ = True

@@ -4,6 +4,12 @@ Options: ``--impl student|reference`` (default: ``$BPE_IMPL`` or ``student``),
 ``--submission DIR`` (another checkout laid out like this repository), ``--seed N`` for
 randomized cases. Failures caused by unimplemented code, an ``adapters.py`` that does not
 import, or a result of the wrong type are reported as one readable line each.
+
+The layers above plug in through hooks and the session's stash (:mod:`harness.keys`), never
+imported from here: ``pytest_bpe_make_backend`` (:mod:`harness.hooks`) gives the backend
+(``sandbox.plugin``'s isolated worker under ``--isolate``); when a plugin sets
+``RECORD_CALLS``, each test's calls into the submission are kept in ``item.stash[RECORDS]``
+(the grading plugin hands them to the known-bug diagnosis).
 """
 
 from __future__ import annotations
@@ -12,8 +18,9 @@ import os
 
 import pytest
 
-from . import bounded
+from . import bounded, hooks, keys
 from . import impl as impl_mod
+from .recording import CallLog
 from .values import WrongResult
 
 DEFAULT_SEED = 20261122
@@ -34,24 +41,16 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         default=int(os.environ.get("BPE_SEED", DEFAULT_SEED)),
         help="seed of the randomized test cases (every failure prints it)",
     )
-    group.addoption(
-        "--isolate",
-        action="store_true",
-        default=False,
-        help="run the implementations in sandboxed worker processes (what grading does)",
-    )
-    group.addoption(
-        "--isolate-timeout", type=float, default=None, metavar="S", help="with --isolate: wall-clock limit per call"
-    )
+
+
+def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
+    pluginmanager.add_hookspecs(hooks)
 
 
 def pytest_configure(config: pytest.Config) -> None:
     bounded.install()
     config.addinivalue_line("markers", "speed: compares running time with the reference")
-    if config.getoption("isolate", False):
-        from sandbox.isolation import backend_for  # WorkerBackend with limits from grading.yaml / options
-
-        config._bpe_backend_factory = lambda which: backend_for(config, which)
+    config.stash[keys.CALL_LOG] = CallLog()
     try:
         from hypothesis import HealthCheck, Phase, settings
 
@@ -69,14 +68,25 @@ def pytest_configure(config: pytest.Config) -> None:
         pass
 
 
-def make_backend(config: pytest.Config, which: str):
-    """The backend running ``which`` ("submission" or "reference") for this session."""
-    factory = getattr(config, "_bpe_backend_factory", None)
-    if factory is not None:
-        return factory(which)
-    if which == "reference":
-        return impl_mod.LocalBackend("reference")
-    return impl_mod.LocalBackend(config.getoption("impl"), config.getoption("submission"))
+def make_backend(config: pytest.Config, which: str) -> impl_mod.Backend:
+    """The backend running ``which`` ("submission" or "reference") for this session: a
+    plugin's (``pytest_bpe_make_backend``), else in this process. The submission's load
+    facts go to ``config.stash[LOADED]``."""
+    backend = config.hook.pytest_bpe_make_backend(config=config, which=which)
+    if backend is None and which == "reference":
+        backend = impl_mod.LocalBackend("reference")
+    elif backend is None:
+        backend = impl_mod.LocalBackend(config.getoption("impl"), config.getoption("submission"))
+    if which == "submission":
+        config.stash[keys.LOADED] = backend.facts
+    return backend
+
+
+def implementation(config: pytest.Config, which: str) -> impl_mod.Implementation:
+    """The :class:`~harness.impl.Implementation` of ``which``; the submission's records its
+    calls into the session's call log."""
+    recorder = config.stash.get(keys.CALL_LOG, None) if which == "submission" else None
+    return impl_mod.Implementation(make_backend(config, which), recorder=recorder)
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -97,40 +107,16 @@ def _not_implemented_line(excinfo: pytest.ExceptionInfo) -> str:
     return f"not implemented: {getattr(code, 'co_qualname', code.co_name)}"
 
 
-def _known_bug_diagnosis():
-    """``mutants.diagnose.diagnose`` where the course staff's mutants/ is present, else None."""
-    global _DIAGNOSE
-    if _DIAGNOSE is False:
-        try:  # not in the student handout: the feature is then silently off
-            from mutants.diagnose import diagnose, enabled
-
-            _DIAGNOSE = diagnose if enabled() else None
-        except Exception:
-            _DIAGNOSE = None
-    return _DIAGNOSE
-
-
-_DIAGNOSE = False
-
-
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_call(item: pytest.Item):
-    # Record the submission's calls during the test, for "this matches a known bug".
-    impl_mod.RECORDING = [] if _known_bug_diagnosis() is not None else None
+    # Record the submission's calls during the test when a plugin asked (known-bug diagnosis).
+    log = item.config.stash.get(keys.CALL_LOG, None)
+    if log is None or not item.config.stash.get(keys.RECORD_CALLS, False):
+        yield
+        return
+    log.records = item.stash[keys.RECORDS] = []
     yield
-
-
-def _add_known_bug(item: pytest.Item, call: pytest.CallInfo, report: pytest.TestReport) -> None:
-    records, impl_mod.RECORDING = impl_mod.RECORDING, None
-    if call.when != "call" or not records or call.excinfo.errisinstance(NotImplementedError):
-        return
-    line = _known_bug_diagnosis()(item.nodeid, {m.name for m in item.iter_markers()}, records)
-    if line is None:
-        return
-    if isinstance(report.longrepr, str):
-        report.longrepr = f"{report.longrepr}\n{line}"
-    elif hasattr(report.longrepr, "addsection"):
-        report.longrepr.addsection("known bug", line)
+    log.records = None
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -138,15 +124,12 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
     if not report.failed or call.excinfo is None:
-        if call.when == "call":
-            impl_mod.RECORDING = None
         return
     excinfo = call.excinfo
     if excinfo.errisinstance(NotImplementedError):
         report.longrepr = _not_implemented_line(excinfo)
     elif excinfo.errisinstance((impl_mod.BrokenImplementation, WrongResult)):
         report.longrepr = str(excinfo.value)
-    _add_known_bug(item, call, report)
     if "seed" in getattr(item, "fixturenames", ()):
         seed = item.config.getoption("seed")
         report.sections.append(("reproduce", f"randomized with seed {seed}: pytest '{item.nodeid}' --seed {seed}"))

@@ -1,7 +1,9 @@
 """Feedback that names the bug: does a failing submission behave exactly like a known mutant?
 
 ``harness.impl`` records the submission's calls during each test (adapter or handle method,
-arguments, outcome). When a test fails, :func:`diagnose` replays the last few recorded calls
+arguments, outcome) when :mod:`mutants.plugin` asks. When a test fails, the grading plugin
+asks that plugin, which calls :func:`diagnose` with the test's group (by the grading policy)
+and its records: it replays the last few recorded calls
 on the reference and on each catalogued mutant of the test's part (built once per session,
 each under its own package name, loaded in this process). If every call where the
 submission disagrees with the reference gives the submission's exact outcome on a mutant,
@@ -73,7 +75,6 @@ class Replayer:
         self.backends: dict[str, Any] = {"reference": LocalBackend("reference")}
         self.handles: dict[tuple[str, int], int] = {}
         self.spent = 0.0
-        self._config = None
         self.misses: dict[str, int] = {}  # part -> failures that matched no mutant
         self.last: dict[str, Mutant] = {}  # part -> the mutant matched last (tried first)
 
@@ -101,20 +102,11 @@ class Replayer:
         except Exception as err:  # the outcome of a call may be an exception
             return err
 
-    def group_of(self, nodeid: str, markers: set[str]) -> str | None:
-        if self._config is None:
-            from grader.config import load_config
-
-            self._config = load_config(ROOT / "grading.yaml")
-        group = self._config.group_of(nodeid, markers)
-        return group.name if group else None
-
-    def diagnose(self, nodeid: str, markers: set[str], records: list) -> Mutant | None:
+    def diagnose(self, group: str | None, records: list) -> Mutant | None:
         if self.spent > SESSION_BUDGET or not records:
             return None
         start = time.monotonic()
         try:
-            group = self.group_of(nodeid, markers)
             candidates = [m for m in CATALOGUE if m.group == group]
             if not candidates or self.misses.get(group, 0) >= GROUP_MISSES:
                 return None
@@ -141,15 +133,15 @@ class Replayer:
 _replayer: Replayer | None = None
 
 
-def diagnose(nodeid: str, markers: set[str], records: list | None) -> str | None:
-    """The diagnosis line for a failed test, or ``None``."""
+def diagnose(group: str | None, records: list | None) -> str | None:
+    """The diagnosis line for a failed test of grading group ``group``, or ``None``."""
     global _replayer
     if not records or not enabled():
         return None
     try:
         if _replayer is None:
             _replayer = Replayer()
-        mutant = _replayer.diagnose(nodeid, markers, records)
+        mutant = _replayer.diagnose(group, records)
     except Exception:  # never let the diagnosis break a report
         return None
     return PREFIX + mutant.description if mutant else None

@@ -62,6 +62,7 @@ class WorkerBackend:
         else:  # a submission: all of it, wherever its adapters.py is
             self.layout, self._only = S.detect_layout(self.source_root) or S.Layout("no adapters", "adapters.py"), None
         self._copy_error: str | None = None
+        self.facts: dict[str, object] = {}  # how the submission was loaded: layout, left_out, stand_ins
         self.limits = limits or IsolationLimits()
         self.drop_privileges = drop_privileges
         self.spin = default_spin() if spin is None else spin
@@ -115,17 +116,17 @@ class WorkerBackend:
                 self._copy_error = str(err)
             else:
                 if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
-                    S.LOADED["left_out"] = found.notes
+                    self.facts["left_out"] = found.notes
                 return
         raise BrokenImplementation(self._copy_error)
 
     def note_loaded(self, hello: dict) -> None:
         """Remember what the worker said on loading adapters.py (stand-ins for missing packages)."""
         if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
-            S.LOADED["layout"] = self.layout.describe()
+            self.facts["layout"] = self.layout.describe()
             missing = hello.get("stand_ins")
             if type(missing) is list:
-                S.LOADED["stand_ins"] = [str(m)[:100] for m in missing[:20]]
+                self.facts["stand_ins"] = [str(m)[:100] for m in missing[:20]]
 
     def _worker(self) -> WorkerProcess:
         __tracebackhide__ = True

@@ -1,9 +1,9 @@
 """``forbidden_modules``: libraries a submission may not hand the assignment's work to.
 
 ``grading.yaml`` names them (default :data:`FORBIDDEN_MODULES`: tiktoken, HF
-tokenizers, sentencepiece, transformers, rustbpe, bpeasy). The grading plugin puts the list
-in the pytest session's stash under :data:`KEY`; :func:`sandbox.isolation.backend_for` hands it
-to every worker, where two layers keep the modules out: their files are absent from the
+tokenizers, sentencepiece, transformers, rustbpe, bpeasy). :func:`sandbox.isolation.backend_for`
+hands the session's list (:func:`sandbox.isolation.forbidden_for`: the grading policy's, from
+the pytest stash) to every worker, where two layers keep the modules out: their files are absent from the
 worker's private root (covered by empty mounts, :func:`sandbox.confine.confine`), and an import
 hook refuses the names (:func:`sandbox.confine.forbid`), so that a submission importing one
 fails that call with "your code uses the forbidden module NAME". The tests and the
@@ -12,14 +12,5 @@ reference on the trusted side keep using tiktoken.
 
 from __future__ import annotations
 
-import pytest
-
 # libraries that would do the assignment's work: the worker cannot import them
 FORBIDDEN_MODULES = ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")
-
-KEY = pytest.StashKey[tuple[str, ...]]()
-
-
-def forbidden_for(config: pytest.Config) -> tuple[str, ...]:
-    """The session's forbidden modules: grading.yaml's, else the defaults."""
-    return config.stash.get(KEY, FORBIDDEN_MODULES)

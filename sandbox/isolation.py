@@ -1,4 +1,5 @@
-"""Isolated grading in a pytest session: :func:`backend_for` gives the session's worker backends.
+"""Isolated grading in a pytest session: :func:`backend_for` gives the session's worker backends
+(:mod:`sandbox.plugin` calls it under ``--isolate``).
 
 ``pytest --isolate`` (what ``python -m grader grade`` uses) makes every ``impl.<adapter>(...)``
 and tokenizer method run in a long-lived worker process (:mod:`sandbox.worker`), one per
@@ -48,19 +49,23 @@ from __future__ import annotations
 from dataclasses import asdict, fields
 from typing import Any
 
+from harness import keys
+
 from .backend import WorkerBackend
+from .forbidden import FORBIDDEN_MODULES
 from .limits import IsolationLimits
 from .registry import CONFINEMENT, close_all, restart_workers
 
-__all__ = ["CONFINEMENT", "backend_for", "close_all", "limits_for", "restart_workers"]
+__all__ = ["CONFINEMENT", "backend_for", "close_all", "forbidden_for", "limits_for", "restart_workers"]
 
 
 def limits_for(config: Any) -> IsolationLimits:
-    """Limits of a pytest session: defaults, then grading.yaml's ``isolation`` (set by the
-    grading plugin as ``config._bpe_isolation``), then ``--isolate-timeout``."""
+    """Limits of a pytest session: defaults, then the grading policy's ``isolation`` (the
+    policy in ``config.stash[harness.keys.POLICY]``, when grading), then ``--isolate-timeout``."""
     data: dict[str, Any] = {}
-    policy = getattr(config, "_bpe_isolation", None)
-    if policy is not None:
+    grading = config.stash.get(keys.POLICY, None)
+    if grading is not None:
+        policy = grading.isolation
         known = {f.name for f in fields(IsolationLimits)}
         items = asdict(policy) if hasattr(policy, "__dataclass_fields__") else dict(policy)
         data.update({k: v for k, v in items.items() if k in known and v is not None})
@@ -70,10 +75,14 @@ def limits_for(config: Any) -> IsolationLimits:
     return IsolationLimits.from_mapping(data)
 
 
+def forbidden_for(config: Any) -> tuple[str, ...]:
+    """The session's forbidden modules: the grading policy's, else the defaults."""
+    grading = config.stash.get(keys.POLICY, None)
+    return FORBIDDEN_MODULES if grading is None else tuple(grading.forbidden_modules)
+
+
 def backend_for(config: Any, which: str) -> "WorkerBackend":
     """The worker backend of ``which`` ("submission" or "reference") for a pytest session."""
-    from .forbidden import forbidden_for
-
     limits, forbidden = limits_for(config), forbidden_for(config)
     if which == "reference":
         return WorkerBackend("reference", None, limits, label="reference", forbidden=forbidden)

@@ -14,7 +14,8 @@ from harness.gpt2_cache import GPT2_URLS, GPT2FilesMissing
 from harness.gpt2_cache import gpt2_encoding as _load_gpt2_encoding
 from harness.gpt2_cache import read_gpt2_file
 from harness.impl import Implementation
-from harness.plugin import make_backend
+from harness.keys import POLICY
+from harness.plugin import implementation
 from tests.oracles import gpt2_pattern
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -28,7 +29,7 @@ PUBLIC_FILES = ["multilingual.txt", "stories.txt", "corpus_en.txt"]  # fixtures 
 @pytest.fixture(scope="session")
 def impl(pytestconfig: pytest.Config) -> Implementation:
     """The implementation under test (student/ by default), through adapters.py."""
-    return Implementation(make_backend(pytestconfig, "submission"))
+    return implementation(pytestconfig, "submission")
 
 
 @pytest.fixture(scope="session")
@@ -36,7 +37,7 @@ def ref(pytestconfig: pytest.Config) -> Implementation:
     """The reference solution, for expected values no independent oracle gives."""
     if not (ROOT / "reference").is_dir():
         pytest.skip("needs reference/, which only the course staff have")
-    return Implementation(make_backend(pytestconfig, "reference"))
+    return implementation(pytestconfig, "reference")
 
 
 @pytest.fixture(scope="session")
@@ -136,7 +137,8 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
     its floor. The speed line, with the reference time used, is recorded either way."""
     from harness.timing import SpeedPolicy, best_time, result_difference, speed_report, timed
 
-    policy = getattr(pytestconfig, "_bpe_speed_policy", None) or SpeedPolicy()
+    grading = pytestconfig.stash.get(POLICY, None)  # the grading policy, when grading
+    policy = grading.speed if grading is not None else SpeedPolicy()
 
     def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE):
         with impl.paused() as stopped:

@@ -1,0 +1,13 @@
+"""Hooks the grading plugin declares (``pytest_addhooks`` of :mod:`grader.grading_plugin`)."""
+
+from __future__ import annotations
+
+import pytest
+
+
+@pytest.hookspec(firstresult=True)
+def pytest_bpe_known_bug(item: pytest.Item, records: list) -> str | None:
+    """One line naming the known bug a failed test's recorded calls into the submission
+    show (``this matches a known bug: ...``), or None. ``records``: the test's calls and
+    their outcomes (``item.stash[harness.keys.RECORDS]``). ``mutants.plugin`` implements it
+    and sets ``harness.keys.RECORD_CALLS`` so that the calls are recorded."""
