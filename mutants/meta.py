@@ -3,8 +3,9 @@
 For each mutant, pytest runs in a subprocess on its group's PUBLIC tests with ``-x`` and
 ``--submission <mutant dir>``; only if the mutant survives them, on the group's HIDDEN
 tests. A mutant's ``first`` files (tests written for its rule) run before both, so that
-most kills cost one small file. The group's test files come from grading.yaml's selections. Mutants run two at a
-time. ``python -m mutants [NAME ...] [--jobs N] [--controls]`` prints the kill-rate table.
+most kills cost one small file. The group's test files come from the grading policy's selections
+(``--config``, default this repository's grading.yaml, loaded once by :func:`main`). Mutants run two at a
+time. ``python -m mutants [NAME ...] [--jobs N] [--controls] [--config FILE]`` prints the kill-rate table.
 """
 
 from __future__ import annotations
@@ -19,7 +20,7 @@ from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from grader.config import load_config
+from grader.config import Config, ConfigError, load_config
 from harness.childenv import child_env
 
 from .build import build
@@ -45,9 +46,8 @@ class Outcome:
         return self.killed_by is not None
 
 
-def group_files(group_name: str, config_path: Path = ROOT / "grading.yaml") -> tuple[list[str], list[str], str]:
-    """(public files, hidden files, marker expression) of one grading.yaml group."""
-    config = load_config(config_path)
+def group_files(group_name: str, config: Config) -> tuple[list[str], list[str], str]:
+    """(public files, hidden files, marker expression) of one group of the grading policy."""
     groups = {g.name: g for g in config.groups}
     group = groups[group_name]
     files: set[str] = set()
@@ -88,11 +88,11 @@ def run_pytest(submission: Path, files: list[str], marker_expr: str, extra: tupl
     return proc.returncode, proc.stdout + proc.stderr
 
 
-def run_mutant(mutant: Mutant, workdir: Path) -> Outcome:
+def run_mutant(mutant: Mutant, workdir: Path, config: Config) -> Outcome:
     start = time.monotonic()
     outcome = Outcome(mutant)
     submission = build(mutant, workdir / mutant.name)
-    public, hidden, marker_expr = group_files(mutant.group)
+    public, hidden, marker_expr = group_files(mutant.group, config)
     stray = [f for f in mutant.first if f not in public and f not in hidden]
     if stray:
         raise ValueError(f"mutant {mutant.name}: first={stray} are not test files of group {mutant.group}")
@@ -118,12 +118,13 @@ def run_mutant(mutant: Mutant, workdir: Path) -> Outcome:
     return outcome
 
 
-def run_catalogue(mutants=CATALOGUE, jobs: int = 2, workdir: Path | None = None) -> list[Outcome]:
-    """Run the meta-test over ``mutants``, ``jobs`` at a time; outcomes in catalogue order."""
+def run_catalogue(mutants=CATALOGUE, jobs: int = 2, workdir: Path | None = None, *, config: Config) -> list[Outcome]:
+    """Run the meta-test over ``mutants``, ``jobs`` at a time, with the groups of the grading
+    policy ``config``; outcomes in catalogue order."""
     with tempfile.TemporaryDirectory(prefix="bpe-mutants-") as tmp:
         where = Path(workdir or tmp)
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(lambda m: run_mutant(m, where), mutants))
+            return list(pool.map(lambda m: run_mutant(m, where, config), mutants))
 
 
 def table(outcomes: list[Outcome]) -> str:
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--controls", action="store_true", help="run the bug-free templates instead: they must SURVIVE")
     parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
     parser.add_argument("--extra", action="store_true", help="run the EXTRA mutants (not run in CI) instead")
+    parser.add_argument("--config", type=Path, default=ROOT / "grading.yaml", help="grading.yaml whose groups to use")
     args = parser.parse_args(argv)
     if args.list:
         for m in (*CATALOGUE, *EXTRA):
@@ -165,7 +167,12 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     default = CONTROLS if args.controls else EXTRA if args.extra else CATALOGUE
     mutants = [by_name(n) for n in args.names] if args.names else list(default)
-    outcomes = run_catalogue(mutants, jobs=args.jobs)
+    try:
+        config = load_config(args.config)
+    except ConfigError as err:
+        print(f"mutants: {err}", file=sys.stderr)
+        return 2
+    outcomes = run_catalogue(mutants, jobs=args.jobs, config=config)
     print(table(outcomes))
     if args.controls:
         return 0 if not any(o.killed or o.error for o in outcomes) else 1

@@ -9,9 +9,10 @@ from __future__ import annotations
 
 import pytest
 
+from grader.config import load_config
 from mutants.build import mutated_sources
 from mutants.catalogue import CATALOGUE, EXTRA, GROUPS
-from mutants.meta import kill_rates, run_catalogue, table
+from mutants.meta import ROOT, kill_rates, run_catalogue, table
 
 PUBLIC_KILL_RATE_MIN = 0.8
 # The whole catalogue runs in the first test's setup: about 1.5 min of CPU on 2 cores, far
@@ -20,8 +21,13 @@ pytestmark = pytest.mark.timeout(1800)
 
 
 @pytest.fixture(scope="module")
-def outcomes():
-    results = run_catalogue(CATALOGUE, jobs=2)
+def policy():
+    return load_config(ROOT / "grading.yaml")
+
+
+@pytest.fixture(scope="module")
+def outcomes(policy):
+    results = run_catalogue(CATALOGUE, jobs=2, config=policy)
     report = table(results)
     return {o.mutant.name: o for o in results}, report
 
@@ -38,11 +44,11 @@ def test_every_mutant_still_applies_to_the_reference(mutant):
     assert mutated_sources(mutant)
 
 
-def test_first_files_are_test_files_of_the_mutants_group():
+def test_first_files_are_test_files_of_the_mutants_group(policy):
     from mutants.meta import group_files
 
     for mutant in CATALOGUE + EXTRA:
-        public, hidden, _ = group_files(mutant.group)
+        public, hidden, _ = group_files(mutant.group, policy)
         stray = [f for f in mutant.first if f not in public + hidden]
         assert not stray, f"mutant {mutant.name}: first={stray} are not test files of group {mutant.group}"
 
