@@ -95,6 +95,12 @@ def describe(err: BaseException) -> dict:
     return {"kind": "error", "mro": mro, "message": unsandboxed(message[:20000]), "traceback": unsandboxed(text)[-4000:]}
 
 
+def failure(kind: str, message: str) -> dict:
+    """A failure the harness itself names (``"broken"``: adapters.py could not be loaded;
+    ``"wrong"``: a result that is not plain data): no exception class, no traceback."""
+    return {"kind": kind, "mro": [], "message": message, "traceback": ""}
+
+
 _OWN_FILES = frozenset({__file__, sys.modules[Dispatcher.__module__].__file__})
 
 
@@ -151,9 +157,9 @@ class Worker:
                 raise SystemExit(f"unknown request {op!r}")
             data = ["ok", rid, value]
         except Broken as err:
-            data = ["err", rid, {"kind": "broken", "mro": [], "message": str(err), "traceback": ""}]
+            data = ["err", rid, failure("broken", str(err))]
         except V.WrongResult as err:
-            data = ["err", rid, {"kind": "wrong", "mro": [], "message": str(err), "traceback": ""}]
+            data = ["err", rid, failure("wrong", str(err))]
         except BaseException as err:  # SystemExit and KeyboardInterrupt from student code too
             data = ["err", rid, describe(err)]
         self.reply(rid, data)
@@ -162,7 +168,7 @@ class Worker:
         try:
             self.channel.send(data)
         except (TypeError, ValueError) as err:  # e.g. a float the wire cannot carry
-            self.channel.send(["err", rid, {"kind": "wrong", "mro": [], "message": f"result could not be sent: {err}", "traceback": ""}])
+            self.channel.send(["err", rid, failure("wrong", f"result could not be sent: {err}")])
 
     def stream(self, rid: int, handle: int, name: str) -> None:
         channel = self.channel
@@ -203,24 +209,17 @@ class Worker:
         except Aborted:
             self.reply(rid, ["aborted", rid])
         except V.WrongResult as err:
-            self._finish_failed_stream(rid, state, {"kind": "wrong", "mro": [], "message": str(err), "traceback": ""})
+            self.reply(rid, ["err", rid, failure("wrong", str(err))])
         except BaseException as err:
-            if state["aborted"]:
-                self.reply(rid, ["aborted", rid])
-            else:
-                self._finish_failed_stream(rid, state, describe(err))
+            self.reply(rid, ["aborted", rid] if state["aborted"] else ["err", rid, describe(err)])
         finally:
             if gen is not None:
                 close(gen)
-
-    def _finish_failed_stream(self, rid: int, state: dict, info: dict) -> None:
-        self.reply(rid, ["err", rid, info])
 
     def loop(self) -> None:
         while True:
             msg = self.channel.recv()
             self.handle_request(msg)
-
 
 
 def main(config: dict) -> None:
