@@ -192,9 +192,8 @@ def read_policy(path: str | Path) -> Config:
     return config
 
 
-def load_config(path: str | Path) -> Config:
-    """Read and validate ``grading.yaml``; ``ConfigError`` (one line) on any problem."""
-    path = Path(path)
+def _read_yaml(path: Path) -> yaml.Node:
+    """The YAML document of ``path``; ``ConfigError`` if unreadable, invalid or empty."""
     try:
         text = path.read_text(encoding="utf-8")
     except OSError as err:
@@ -208,101 +207,120 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{path}{line}: not valid YAML ({problem}); fix the syntax") from None
     if node is None:
         raise ConfigError(f"{path}:1: the file is empty; it needs at least `groups:`")
-    top = _Doc(path, node, "").mapping(
+    return node
+
+
+def _seed(top: dict[str, _Doc]) -> tuple[str, int]:
+    """(policy, value) of ``seed:``."""
+    if "seed" not in top:
+        return "fixed", 0
+    seed = top["seed"].mapping({"policy": "", "value": ""})
+    policy = seed["policy"].string(SEED_POLICIES) if "policy" in seed else "fixed"
+    return policy, int(seed["value"].number(integer=True)) if "value" in seed else 0
+
+
+def _speed(top: dict[str, _Doc]) -> SpeedPolicy:
+    speed = SpeedPolicy()
+    if "speed" not in top:
+        return speed
+    s = top["speed"].mapping({"multiple": "", "floor": ""})
+    return SpeedPolicy(
+        multiple=s["multiple"].number(1.0) if "multiple" in s else speed.multiple,
+        floor=s["floor"].number(0.0) if "floor" in s else speed.floor,
+    )
+
+
+def _isolation(top: dict[str, _Doc]) -> Isolation:
+    if "isolation" not in top:
+        return Isolation()
+    fields = {k: "" for k in ("call_timeout", "memory_mb", "cpu_seconds", "max_processes", "output_bytes")}
+    iso = top["isolation"].mapping(fields)
+    return Isolation(**{k: (iso[k].number(0.1) if k == "call_timeout" else int(iso[k].number(1, integer=True))) for k in iso})
+
+
+def _forbidden(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
+    if "forbidden_modules" not in top:
+        return FORBIDDEN_MODULES
+    doc = top["forbidden_modules"]
+    if isinstance(doc.node, yaml.SequenceNode) and not doc.node.value:
+        return ()  # `[]`: no module is forbidden
+    forbidden = doc.strings()
+    for i, name in enumerate(forbidden):
+        if not MODULE_NAME.match(name):
+            raise _Doc(path, doc.node.value[i] if isinstance(doc.node, yaml.SequenceNode) else doc.node, f"forbidden_modules[{i}]").fail(
+                f"{name!r} is not a top-level module name", "write names such as tiktoken (no dots, no paths)"
+            )
+    return forbidden
+
+
+def _override(o: _Doc) -> Override:
+    od = o.mapping({"select": "", "weight": "", "visibility": "", "timeout": ""})
+    if "select" not in od:
+        raise o.fail("missing `select`", "say which tests the override applies to")
+    return Override(
+        select=od["select"].strings(),
+        weight=od["weight"].number(0.0) if "weight" in od else 1.0,
+        visibility=od["visibility"].string(VISIBILITIES) if "visibility" in od else None,
+        timeout=od["timeout"].number(0.1) if "timeout" in od else None,
+    )
+
+
+def _group(item: _Doc, names: set[str]) -> Group:
+    """One entry of ``groups:``; its name must not be in ``names`` (it is added)."""
+    g = item.mapping({k: "" for k in ("name", "title", "points", "select", "markers", "visibility", "timeout", "overrides")})
+    for required in ("name", "points"):
+        if required not in g:
+            raise item.fail(f"missing `{required}`", f"add `{required}:` to this group")
+    if "select" not in g and "markers" not in g:
+        raise item.fail("no `select:` or `markers:`", "say which tests belong to the group")
+    name = g["name"].string()
+    if name in names:
+        raise g["name"].fail(f"group name {name!r} is used twice", "give each group its own name")
+    names.add(name)
+    overrides = tuple(_override(o) for o in (g["overrides"].items() if "overrides" in g else []))
+    return Group(
+        name=name,
+        title=g["title"].string() if "title" in g else name,
+        points=g["points"].number(0.0),
+        select=g["select"].strings() if "select" in g else (),
+        markers=g["markers"].strings() if "markers" in g else (),
+        visibility=g["visibility"].string(VISIBILITIES) if "visibility" in g else None,
+        timeout=g["timeout"].number(0.1) if "timeout" in g else None,
+        overrides=overrides,
+        line=item.line,
+    )
+
+
+def _groups(top: dict[str, _Doc]) -> tuple[tuple[Group, ...], float | None]:
+    """The groups and ``total:`` (checked against the groups' points)."""
+    names: set[str] = set()
+    groups = tuple(_group(item, names) for item in top["groups"].items())
+    if not groups:
+        raise top["groups"].fail("the list of groups is empty", "add at least one group")
+    total = top["total"].number(0.0) if "total" in top else None
+    points = sum(g.points for g in groups)
+    if total is not None and abs(points - total) > 1e-9:
+        detail = " + ".join(f"{g.points:g}" for g in groups)
+        raise top["total"].fail(f"the groups' points add up to {points:g} ({detail}), not {total:g}", "change a group's points or `total`")
+    return groups, total
+
+
+def load_config(path: str | Path) -> Config:
+    """Read and validate ``grading.yaml``; ``ConfigError`` (one line) on any problem."""
+    path = Path(path)
+    top = _Doc(path, _read_yaml(path), "").mapping(
         {k: "" for k in ("version", "total", "timeout", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "forbidden_modules", "groups")}
     )
     if "groups" not in top:
         raise ConfigError(f"{path}:1: no `groups:`; list the test groups and their points")
     if "version" in top and top["version"].scalar() != 1:
         raise top["version"].fail(f"version {top['version'].scalar()!r} is not supported", "write `version: 1`")
-
-    seed_policy, seed_value = "fixed", 0
-    if "seed" in top:
-        seed = top["seed"].mapping({"policy": "", "value": ""})
-        seed_policy = seed["policy"].string(SEED_POLICIES) if "policy" in seed else "fixed"
-        seed_value = int(seed["value"].number(integer=True)) if "value" in seed else 0
-
-    speed = SpeedPolicy()
-    if "speed" in top:
-        s = top["speed"].mapping({"multiple": "", "floor": ""})
-        speed = SpeedPolicy(
-            multiple=s["multiple"].number(1.0) if "multiple" in s else speed.multiple,
-            floor=s["floor"].number(0.0) if "floor" in s else speed.floor,
-        )
-
-    isolation = Isolation()
-    if "isolation" in top:
-        fields = {k: "" for k in ("call_timeout", "memory_mb", "cpu_seconds", "max_processes", "output_bytes")}
-        iso = top["isolation"].mapping(fields)
-        isolation = Isolation(
-            **{k: (iso[k].number(0.1) if k == "call_timeout" else int(iso[k].number(1, integer=True))) for k in iso}
-        )
-
-    forbidden = FORBIDDEN_MODULES
-    if "forbidden_modules" in top:
-        doc = top["forbidden_modules"]
-        if isinstance(doc.node, yaml.SequenceNode) and not doc.node.value:
-            forbidden = ()  # `[]`: no module is forbidden
-        else:
-            forbidden = doc.strings()
-        for i, name in enumerate(forbidden):
-            if not MODULE_NAME.match(name):
-                raise _Doc(path, doc.node.value[i] if isinstance(doc.node, yaml.SequenceNode) else doc.node, f"forbidden_modules[{i}]").fail(
-                    f"{name!r} is not a top-level module name", "write names such as tiktoken (no dots, no paths)"
-                )
-
-    groups: list[Group] = []
-    names: set[str] = set()
-    group_keys = {k: "" for k in ("name", "title", "points", "select", "markers", "visibility", "timeout", "overrides")}
-    for item in top["groups"].items():
-        g = item.mapping(group_keys)
-        for required in ("name", "points"):
-            if required not in g:
-                raise item.fail(f"missing `{required}`", f"add `{required}:` to this group")
-        if "select" not in g and "markers" not in g:
-            raise item.fail("no `select:` or `markers:`", "say which tests belong to the group")
-        name = g["name"].string()
-        if name in names:
-            raise g["name"].fail(f"group name {name!r} is used twice", "give each group its own name")
-        names.add(name)
-        overrides = []
-        for o in g["overrides"].items() if "overrides" in g else []:
-            od = o.mapping({"select": "", "weight": "", "visibility": "", "timeout": ""})
-            if "select" not in od:
-                raise o.fail("missing `select`", "say which tests the override applies to")
-            overrides.append(
-                Override(
-                    select=od["select"].strings(),
-                    weight=od["weight"].number(0.0) if "weight" in od else 1.0,
-                    visibility=od["visibility"].string(VISIBILITIES) if "visibility" in od else None,
-                    timeout=od["timeout"].number(0.1) if "timeout" in od else None,
-                )
-            )
-        groups.append(
-            Group(
-                name=name,
-                title=g["title"].string() if "title" in g else name,
-                points=g["points"].number(0.0),
-                select=g["select"].strings() if "select" in g else (),
-                markers=g["markers"].strings() if "markers" in g else (),
-                visibility=g["visibility"].string(VISIBILITIES) if "visibility" in g else None,
-                timeout=g["timeout"].number(0.1) if "timeout" in g else None,
-                overrides=tuple(overrides),
-                line=item.line,
-            )
-        )
-    if not groups:
-        raise top["groups"].fail("the list of groups is empty", "add at least one group")
-
-    total = top["total"].number(0.0) if "total" in top else None
-    points = sum(g.points for g in groups)
-    if total is not None and abs(points - total) > 1e-9:
-        detail = " + ".join(f"{g.points:g}" for g in groups)
-        raise top["total"].fail(f"the groups' points add up to {points:g} ({detail}), not {total:g}", "change a group's points or `total`")
-
+    seed_policy, seed_value = _seed(top)
+    speed, isolation, forbidden = _speed(top), _isolation(top), _forbidden(path, top)
+    groups, total = _groups(top)
     return Config(
         path=path,
-        groups=tuple(groups),
+        groups=groups,
         total=total,
         timeout=top["timeout"].number(0.1) if "timeout" in top else 60.0,
         visibility=top["visibility"].string(VISIBILITIES) if "visibility" in top else "visible",
