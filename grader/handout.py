@@ -396,10 +396,10 @@ def _copy(root: Path, path: Path, out: Path) -> None:
     shutil.copyfile(path, dest)
 
 
-def export_handout(out: Path, root: Path = ROOT, config_path: Path | None = None) -> list[str]:
-    """Write the student repository to ``out`` (must not exist or be empty); returns the
-    notes worth printing (e.g. public tests that need the reference and will skip)."""
-    config = load_config(config_path or root / "grading.yaml")
+def export_handout(out: Path, config: Config, root: Path = ROOT) -> list[str]:
+    """Write the student repository to ``out`` (must not exist or be empty) under the loaded
+    grading policy ``config``; returns the notes worth printing (e.g. public tests that need
+    the reference and will skip)."""
     out = Path(out)
     if out.exists() and any(out.iterdir()):
         raise HandoutError(f"{out} exists and is not empty; choose a new folder")
@@ -462,8 +462,8 @@ def gradescope_files(root: Path = ROOT, max_time: float = 1500) -> dict[str, str
 
 
 def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500) -> list[str]:
-    """Write Gradescope's autograder zip; returns its member names."""
-    load_config(root / "grading.yaml")  # refuse to bundle a broken policy
+    """Write Gradescope's autograder zip (bundling ``root``'s grading.yaml, which the caller
+    has loaded: a broken policy is never bundled); returns its member names."""
     members: dict[str, Path | str] = dict(gradescope_files(root, max_time))
     # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
     for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
@@ -491,11 +491,12 @@ def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500)
 def main(out: Path | None, gradescope: Path | None, config: Path | None = None) -> int:
     try:
         if out is not None:
-            for note in export_handout(out, config_path=config):
+            for note in export_handout(out, load_config(config or ROOT / "grading.yaml")):
                 print(f"handout: note: {note}")
             files = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*") if p.is_file())
             print(f"handout: wrote {len(files)} files to {out}")
         if gradescope is not None:
+            load_config(ROOT / "grading.yaml")  # refuse to bundle a broken policy
             names = export_gradescope(gradescope)
             print(f"handout: wrote the Gradescope autograder {gradescope} ({len(names)} files)")
     except HandoutError as err:
