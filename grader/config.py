@@ -17,6 +17,7 @@ import yaml
 
 from harness.timing import SpeedPolicy
 from sandbox.forbidden import FORBIDDEN_MODULES
+from sandbox.limits import IsolationLimits
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 HIDDEN_OUTPUT = ("full", "first_line", "none")
@@ -53,15 +54,6 @@ class Group:
 
 
 @dataclass(frozen=True)
-class Isolation:
-    call_timeout: float = 60.0
-    memory_mb: int = 4096
-    cpu_seconds: int = 600
-    max_processes: int = 64
-    output_bytes: int = 1_000_000
-
-
-@dataclass(frozen=True)
 class Config:
     path: Path
     groups: tuple[Group, ...]
@@ -73,7 +65,7 @@ class Config:
     seed_policy: str
     seed_value: int
     speed: SpeedPolicy
-    isolation: Isolation = field(default_factory=Isolation)
+    isolation: IsolationLimits = field(default_factory=IsolationLimits)
     forbidden_modules: tuple[str, ...] = FORBIDDEN_MODULES
 
     def seed_for(self, submission: str) -> int:
@@ -230,12 +222,14 @@ def _speed(top: dict[str, _Doc]) -> SpeedPolicy:
     )
 
 
-def _isolation(top: dict[str, _Doc]) -> Isolation:
+def _isolation(top: dict[str, _Doc]) -> IsolationLimits:
+    """``isolation:``, the keys of :attr:`IsolationLimits.CONFIGURABLE`, over its defaults."""
     if "isolation" not in top:
-        return Isolation()
-    fields = {k: "" for k in ("call_timeout", "memory_mb", "cpu_seconds", "max_processes", "output_bytes")}
-    iso = top["isolation"].mapping(fields)
-    return Isolation(**{k: (iso[k].number(0.1) if k == "call_timeout" else int(iso[k].number(1, integer=True))) for k in iso})
+        return IsolationLimits()
+    iso = top["isolation"].mapping(dict.fromkeys(IsolationLimits.CONFIGURABLE, ""))
+    return IsolationLimits(
+        **{k: (float(iso[k].number(0.1)) if k == "call_timeout" else int(iso[k].number(1, integer=True))) for k in iso}
+    )
 
 
 def _forbidden(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:

@@ -11,7 +11,10 @@ limits of ``grading.yaml``). A failure is a harness error, never a student's sco
 from __future__ import annotations
 
 import re
-from typing import Any
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:  # pragma: no cover
+    from sandbox.limits import IsolationLimits
 
 EXAMPLE = "Hello, world! It's 2026."
 EXPECTED_PIECES = ["Hello", ",", " world", "!", " It", "'s", " 2026", "."]  # the GPT-2 pattern, by hand
@@ -23,21 +26,14 @@ def _short(message: str) -> str:
     return re.sub(r"/\S*?/bpe-worker-[^/\s]+/code/", "", line)[:400]
 
 
-def check_reference(isolation: Any = None, forbidden: tuple[str, ...] | None = None) -> str | None:
+def check_reference(isolation: IsolationLimits | None = None, forbidden: tuple[str, ...] | None = None) -> str | None:
     """Import the reference in a confined worker and call it once (pre-tokenize a sentence,
     encode it with the byte-level vocabulary). ``isolation`` holds grading.yaml's limits
-    (:class:`grader.config.Isolation`), ``forbidden`` its ``forbidden_modules``. Returns ``None`` when it works, else the cause as
+    (``Config.isolation``; None: the defaults), ``forbidden`` its ``forbidden_modules``. Returns ``None`` when it works, else the cause as
     one line."""
-    from dataclasses import asdict, fields
-
     from sandbox.backend import WorkerBackend
-    from sandbox.limits import IsolationLimits
 
-    known = {f.name for f in fields(IsolationLimits)}
-    limits = IsolationLimits.from_mapping(
-        {k: v for k, v in (asdict(isolation) if isolation is not None else {}).items() if k in known and v is not None}
-    )
-    backend = WorkerBackend("reference", None, limits, label="reference (self-check)", forbidden=forbidden)
+    backend = WorkerBackend("reference", None, isolation, label="reference (self-check)", forbidden=forbidden)
     try:
         pieces = backend.call("run_pretokenize", (EXAMPLE,), False)
         if pieces != EXPECTED_PIECES:

@@ -46,7 +46,7 @@ The trusted side is split by job: :mod:`sandbox.limits` (the limits), :mod:`sand
 
 from __future__ import annotations
 
-from dataclasses import asdict, fields
+from dataclasses import replace
 from typing import Any
 
 from harness import keys
@@ -60,19 +60,13 @@ __all__ = ["CONFINEMENT", "backend_for", "close_all", "forbidden_for", "limits_f
 
 
 def limits_for(config: Any) -> IsolationLimits:
-    """Limits of a pytest session: defaults, then the grading policy's ``isolation`` (the
-    policy in ``config.stash[harness.keys.POLICY]``, when grading), then ``--isolate-timeout``."""
-    data: dict[str, Any] = {}
+    """Limits of a pytest session: the grading policy's ``isolation`` (the policy in
+    ``config.stash[harness.keys.POLICY]``, when grading) or the defaults, with
+    ``--isolate-timeout`` as ``call_timeout``."""
     grading = config.stash.get(keys.POLICY, None)
-    if grading is not None:
-        policy = grading.isolation
-        known = {f.name for f in fields(IsolationLimits)}
-        items = asdict(policy) if hasattr(policy, "__dataclass_fields__") else dict(policy)
-        data.update({k: v for k, v in items.items() if k in known and v is not None})
+    limits = grading.isolation if grading is not None else IsolationLimits()
     timeout = config.getoption("isolate_timeout", None)
-    if timeout is not None:
-        data["call_timeout"] = timeout
-    return IsolationLimits.from_mapping(data)
+    return limits if timeout is None else replace(limits, call_timeout=timeout)
 
 
 def forbidden_for(config: Any) -> tuple[str, ...]:
