@@ -116,75 +116,96 @@ def scan(root: Path | str, only: tuple[str, ...] | None = None) -> Scan:
     these top-level names (the harness's own checkout: its files may have hard links
     elsewhere, made by anyone, and are copied all the same). Raises
     :class:`SubmissionError` for a tree over the limits."""
-    root = Path(os.path.realpath(root))
-    out = Scan(root)
-    total = 0
-    inodes: dict[tuple[int, int], list[tuple[str, int, int]]] = {}  # hard-linked files seen
+    walk = _Walk(Path(os.path.realpath(root)), only)
     stack: list[tuple[str, int]] = [("", 0)]
     while stack:
         rel, depth = stack.pop()
-        folder = os.path.join(root, rel) if rel else str(root)
+        subdirs = walk.folder(rel, depth)
+        walk.out.dirs += subdirs
+        stack += [(d, depth + 1) for d in reversed(subdirs)]
+    walk.add_hard_links()
+    out = walk.out
+    if len(out.files) + len(out.dirs) > MAX_FILES or walk.total > MAX_BYTES:
+        raise SubmissionError(f"the submission holds more than {MAX_FILES} files and folders or {MAX_BYTES // 1_000_000} MB")
+    out.files.sort()
+    return out
+
+
+class _Walk:
+    """One :func:`scan` under way: what it found so far (``out``) and the bytes to copy."""
+
+    def __init__(self, root: Path, only: tuple[str, ...] | None) -> None:
+        self.out = Scan(root)
+        self.only = only
+        self.total = 0
+        self.inodes: dict[tuple[int, int], list[tuple[str, int, int]]] = {}  # hard-linked files seen
+
+    def folder(self, rel: str, depth: int) -> list[str]:
+        """Scan the folder ``rel`` (at ``depth``); its sub-folders to walk next."""
+        out = self.out
+        folder = os.path.join(out.root, rel) if rel else str(out.root)
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as err:
             out.left_out.append(f"{rel or '.'}: unreadable ({err.strerror})")
-            continue
-        subdirs = []
+            return []
+        subdirs: list[str] = []
         for entry in entries:
-            name = entry.name
-            path = f"{rel}/{name}" if rel else name
-            if only is not None and not rel and name not in only:
+            if self.only is not None and not rel and entry.name not in self.only:
                 continue
-            try:
-                st = entry.stat(follow_symlinks=False)
-            except OSError as err:
-                out.left_out.append(f"{path}: unreadable ({err.strerror})")
-                continue
-            if stat.S_ISLNK(st.st_mode):
-                target = os.path.realpath(entry.path)
-                if not (target + os.sep).startswith(str(root) + os.sep) or target == str(root):
-                    out.left_out.append(f"{path}: a symbolic link to outside the submission, left out")
-                elif not os.path.exists(target):
-                    out.left_out.append(f"{path}: a symbolic link to nothing, left out")
-                else:
-                    out.links.append((path, os.path.relpath(target, os.path.realpath(folder))))
-            elif stat.S_ISDIR(st.st_mode):
-                if name in SKIP_DIRS or name.endswith(".egg-info") or _is_venv(entry.path):
-                    continue
-                if depth + 1 > MAX_DEPTH:
-                    out.left_out.append(f"{path[:200]}: folders nested more than {MAX_DEPTH} deep, left out")
-                    continue
-                subdirs.append(path)
-            elif stat.S_ISREG(st.st_mode):
-                if st.st_size > MAX_FILE_BYTES:
-                    out.left_out.append(f"{path}: {st.st_size:,} bytes, more than {MAX_FILE_BYTES:,}, left out")
-                    continue
-                if st.st_nlink > 1 and only is None:
-                    inodes.setdefault((st.st_dev, st.st_ino), []).append((path, st.st_nlink, st.st_size))
-                    continue
-                total += st.st_size
-                out.files.append((path, st.st_size))
-            else:
-                out.left_out.append(f"{path}: not a regular file, left out")
-            if len(out.files) + len(out.dirs) + len(subdirs) > MAX_FILES or total > MAX_BYTES:
+            self.entry(entry, f"{rel}/{entry.name}" if rel else entry.name, folder, depth, subdirs)
+            if len(out.files) + len(out.dirs) + len(subdirs) > MAX_FILES or self.total > MAX_BYTES:
                 raise SubmissionError(
                     f"the submission holds more than {MAX_FILES} files and folders or {MAX_BYTES // 1_000_000} MB "
                     "(after leaving out .git, caches and virtual environments); nothing of it could be graded"
                 )
-        out.dirs += subdirs
-        stack += [(d, depth + 1) for d in reversed(subdirs)]
-    for links in inodes.values():
-        _, nlink, size = links[0]
-        if len(links) < nlink:  # another name of this file lives outside the submission
-            out.left_out += [f"{p}: a hard link to a file outside the submission, left out" for p, _, _ in links]
-            continue
-        for path, _, _ in links:
-            total += size
-            out.files.append((path, size))
-    if len(out.files) + len(out.dirs) > MAX_FILES or total > MAX_BYTES:
-        raise SubmissionError(f"the submission holds more than {MAX_FILES} files and folders or {MAX_BYTES // 1_000_000} MB")
-    out.files.sort()
-    return out
+        return subdirs
+
+    def entry(self, entry: os.DirEntry, path: str, folder: str, depth: int, subdirs: list[str]) -> None:
+        """Sort one entry of ``folder``: a file or link to copy, a sub-folder to walk
+        (appended to ``subdirs``), or a note of what is left out and why."""
+        out = self.out
+        try:
+            st = entry.stat(follow_symlinks=False)
+        except OSError as err:
+            out.left_out.append(f"{path}: unreadable ({err.strerror})")
+            return
+        if stat.S_ISLNK(st.st_mode):
+            target = os.path.realpath(entry.path)
+            if not (target + os.sep).startswith(str(out.root) + os.sep) or target == str(out.root):
+                out.left_out.append(f"{path}: a symbolic link to outside the submission, left out")
+            elif not os.path.exists(target):
+                out.left_out.append(f"{path}: a symbolic link to nothing, left out")
+            else:
+                out.links.append((path, os.path.relpath(target, os.path.realpath(folder))))
+        elif stat.S_ISDIR(st.st_mode):
+            if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path):
+                return
+            if depth + 1 > MAX_DEPTH:
+                out.left_out.append(f"{path[:200]}: folders nested more than {MAX_DEPTH} deep, left out")
+                return
+            subdirs.append(path)
+        elif stat.S_ISREG(st.st_mode):
+            if st.st_size > MAX_FILE_BYTES:
+                out.left_out.append(f"{path}: {st.st_size:,} bytes, more than {MAX_FILE_BYTES:,}, left out")
+            elif st.st_nlink > 1 and self.only is None:
+                self.inodes.setdefault((st.st_dev, st.st_ino), []).append((path, st.st_nlink, st.st_size))
+            else:
+                self.total += st.st_size
+                out.files.append((path, st.st_size))
+        else:
+            out.left_out.append(f"{path}: not a regular file, left out")
+
+    def add_hard_links(self) -> None:
+        """Files with several names: copied when every name is inside the submission."""
+        for links in self.inodes.values():
+            _, nlink, size = links[0]
+            if len(links) < nlink:  # another name of this file lives outside the submission
+                self.out.left_out += [f"{p}: a hard link to a file outside the submission, left out" for p, _, _ in links]
+                continue
+            for path, _, _ in links:
+                self.total += size
+                self.out.files.append((path, size))
 
 
 def copy_submission(src: Path | str, dest: Path | str, only: tuple[str, ...] | None = None,
