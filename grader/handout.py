@@ -7,8 +7,8 @@ of ``grading.yaml``, a ``pyproject.toml``, a README, and a GitHub Classroom work
 goes in is computed from imports and from ``grading.yaml``, never listed by hand, and the
 export is refused if any function body of ``reference/`` appears in it.
 
-``export_gradescope(zip_path)`` writes Gradescope's autograder zip (``setup.sh``,
-``run_autograder`` and everything grading needs: grader, full suite, reference, fixtures).
+The Classroom workflow comes from :mod:`grader.classroom`; ``--gradescope`` writes
+Gradescope's autograder zip (:mod:`grader.gradescope`); both share :mod:`grader.exports`.
 """
 
 from __future__ import annotations
@@ -19,31 +19,26 @@ import json
 import re
 import shlex
 import shutil
-import stat
 import subprocess
 import sys
 import tempfile
 import tomllib
-import zipfile
-from dataclasses import dataclass, field
 from pathlib import Path
 
 import yaml
 
 from harness import ROOT
+from .classroom import PublicGroup, classroom_workflow, public_groups
 from .config import Config, load_config
+from .exports import PYTHON_VERSION, HandoutError, render
+from .exports import dependencies as _dependencies
+from .gradescope import export_gradescope
 
-TEMPLATES = Path(__file__).resolve().parent / "templates"
 # the packages students get: the student-side layer of the harness beside the public tests
 # and fixtures; the sandbox and the grader (the layers above it) are never shipped
 STUDENT_SIDE = ("harness", "tests", "fixtures")
 INSTRUCTOR_SIDE = ("sandbox", "grader")
 SKIP = shutil.ignore_patterns("__pycache__", "*.pyc", ".pytest_cache", ".hypothesis")
-PYTHON_VERSION = "3.11"
-
-
-class HandoutError(Exception):
-    """The export would be wrong (e.g. it would contain solution code); nothing is written."""
 
 
 # ---- what the public tests need --------------------------------------------------------
@@ -138,36 +133,6 @@ def collect(root: Path, *paths: str) -> dict[str, set[str]]:
     return {k: set(v) for k, v in json.loads(line[len(marker):]).items()}
 
 
-@dataclass
-class PublicGroup:
-    name: str
-    title: str
-    points: float
-    tests: list[str] = field(default_factory=list)
-
-    def selection(self, all_public: dict[str, set[str]]) -> list[str]:
-        """pytest arguments selecting exactly this group's public tests: whole files when
-        every test of the file is in the group, node ids otherwise."""
-        files: dict[str, list[str]] = {}
-        for nodeid in self.tests:
-            files.setdefault(nodeid.split("::", 1)[0], []).append(nodeid)
-        args = []
-        for file, ids in sorted(files.items()):
-            in_file = [n for n in all_public if n.split("::", 1)[0] == file]
-            args += [file] if len(in_file) == len(ids) else sorted(ids)
-        return args
-
-
-def public_groups(config: Config, collected: dict[str, set[str]]) -> list[PublicGroup]:
-    groups = {g.name: PublicGroup(g.name, g.title, g.points) for g in config.groups}
-    for nodeid, markers in sorted(collected.items()):
-        g = config.group_of(nodeid, markers)
-        if g is None:
-            raise HandoutError(f"public test {nodeid} belongs to no group of {config.path}")
-        groups[g.name].tests.append(nodeid)
-    return list(groups.values())
-
-
 # ---- the guarantee: no solution code ---------------------------------------------------
 
 
@@ -248,11 +213,6 @@ def public_grading_yaml(config: Config, groups: list[PublicGroup]) -> str:
     return header + yaml.safe_dump(doc, sort_keys=False, allow_unicode=True, width=100)
 
 
-def _dependencies(root: Path) -> list[str]:
-    data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
-    return list(data["project"]["dependencies"])
-
-
 def student_addopts(addopts: str) -> str:
     """``addopts`` without the ``-p`` plugins the handout does not ship (those of the
     sandbox, the grader and the mutants): only :data:`STUDENT_SIDE` packages' load.
@@ -293,55 +253,6 @@ packages = ["student", "harness"]
 [tool.pytest.ini_options]
 {ini_lines}
 """
-
-
-def classroom_workflow(groups: list[PublicGroup], collected: dict[str, set[str]]) -> str:
-    """A GitHub Classroom autograding workflow: one command-grader step per group with
-    public tests (its public selection, its points), then the reporter."""
-    steps: list[dict] = [
-        {"name": "Check out the code", "uses": "actions/checkout@v4"},
-        {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": PYTHON_VERSION}},
-        {"name": "Install", "run": "python -m pip install -e ."},
-    ]
-    ids = []
-    for g in groups:
-        if not g.tests:
-            continue
-        ids.append(g.name)
-        command = "python -m pytest -q -p no:randomly " + " ".join(shlex.quote(a) for a in g.selection(collected))
-        steps.append(
-            {
-                "name": g.title,
-                "id": g.name,
-                "uses": "classroom-resources/autograding-command-grader@v1",
-                "with": {"test-name": g.name, "setup-command": "", "command": command, "timeout": 15, "max-score": g.points},
-            }
-        )
-    steps.append(
-        {
-            "name": "Autograding Reporter",
-            "uses": "classroom-resources/autograding-grading-reporter@v1",
-            "env": {f"{n.upper()}_RESULTS": "${{steps.%s.outputs.result}}" % n for n in ids},
-            "with": {"runners": ",".join(ids)},
-        }
-    )
-    doc = {
-        "name": "Autograding Tests",
-        "on": ["push", "workflow_dispatch", "repository_dispatch"],
-        "permissions": {"checks": "write", "actions": "read", "contents": "read"},
-        "jobs": {
-            "run-autograding-tests": {
-                "runs-on": "ubuntu-latest",
-                "if": "github.actor != 'github-classroom[bot]'",
-                "steps": steps,
-            }
-        },
-    }
-    header = (
-        "# GitHub Classroom autograding: the public tests, one step per graded group (generated by\n"
-        "# `python -m grader handout` from grading.yaml). The final grade also includes hidden tests.\n"
-    )
-    return header + yaml.safe_dump(doc, sort_keys=False, width=200)
 
 
 def student_parts(root: Path = ROOT) -> dict[str, int]:
@@ -436,56 +347,6 @@ def export_handout(out: Path, config: Config, root: Path = ROOT) -> list[str]:
         out.mkdir(parents=True, exist_ok=True)
         shutil.copytree(stage, out, dirs_exist_ok=True)
     return notes
-
-
-# ---- Gradescope ------------------------------------------------------------------------
-
-
-def render(name: str, **values: str) -> str:
-    """``templates/NAME`` with each ``{{key}}`` replaced by its value."""
-    text = (TEMPLATES / name).read_text(encoding="utf-8")
-    for key, value in values.items():
-        text = text.replace("{{%s}}" % key, value)
-    left = re.findall(r"\{\{\w+\}\}", text)
-    if left:
-        raise HandoutError(f"template {name}: no value for {left}")
-    return text
-
-
-def gradescope_files(root: Path = ROOT, max_time: float = 1500) -> dict[str, str]:
-    """The generated scripts of the autograder zip."""
-    deps = " ".join(shlex.quote(d) for d in _dependencies(root))
-    return {
-        "setup.sh": render("setup.sh", dependencies=deps, python=PYTHON_VERSION),
-        "run_autograder": render("run_autograder", max_time=f"{max_time:g}"),
-    }
-
-
-def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500) -> list[str]:
-    """Write Gradescope's autograder zip (bundling ``root``'s grading.yaml, which the caller
-    has loaded: a broken policy is never bundled); returns its member names."""
-    members: dict[str, Path | str] = dict(gradescope_files(root, max_time))
-    # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
-    for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
-        for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:
-            rel = path.relative_to(root)
-            if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and ".hypothesis" not in rel.parts:
-                members[rel.as_posix()] = path
-    for name in ("adapters.py", "grading.yaml", "pyproject.toml"):
-        members[name] = root / name
-    zip_path = Path(zip_path)
-    zip_path.parent.mkdir(parents=True, exist_ok=True)
-    tmp = zip_path.with_name(zip_path.name + ".tmp")
-    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
-        for name, src in sorted(members.items()):
-            info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
-            executable = name in ("setup.sh", "run_autograder")
-            info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
-            info.compress_type = zipfile.ZIP_DEFLATED
-            data = src.encode("utf-8") if isinstance(src, str) else src.read_bytes()
-            zf.writestr(info, data)
-    tmp.replace(zip_path)
-    return sorted(members)
 
 
 def main(out: Path | None, gradescope: Path | None, config: Path | None = None) -> int:

@@ -1,0 +1,49 @@
+"""``python -m grader handout --gradescope OUT.zip``: Gradescope's autograder zip
+(``setup.sh``, ``run_autograder`` and everything grading needs: harness, sandbox, grader,
+the full suite, reference, fixtures)."""
+
+from __future__ import annotations
+
+import shlex
+import stat
+import zipfile
+from pathlib import Path
+
+from harness import ROOT
+from .exports import PYTHON_VERSION, dependencies, render
+
+
+def gradescope_files(root: Path = ROOT, max_time: float = 1500) -> dict[str, str]:
+    """The generated scripts of the autograder zip."""
+    deps = " ".join(shlex.quote(d) for d in dependencies(root))
+    return {
+        "setup.sh": render("setup.sh", dependencies=deps, python=PYTHON_VERSION),
+        "run_autograder": render("run_autograder", max_time=f"{max_time:g}"),
+    }
+
+
+def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500) -> list[str]:
+    """Write Gradescope's autograder zip (bundling ``root``'s grading.yaml, which the caller
+    has loaded: a broken policy is never bundled); returns its member names."""
+    members: dict[str, Path | str] = dict(gradescope_files(root, max_time))
+    # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
+    for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
+        for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:
+            rel = path.relative_to(root)
+            if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and ".hypothesis" not in rel.parts:
+                members[rel.as_posix()] = path
+    for name in ("adapters.py", "grading.yaml", "pyproject.toml"):
+        members[name] = root / name
+    zip_path = Path(zip_path)
+    zip_path.parent.mkdir(parents=True, exist_ok=True)
+    tmp = zip_path.with_name(zip_path.name + ".tmp")
+    with zipfile.ZipFile(tmp, "w", zipfile.ZIP_DEFLATED) as zf:
+        for name, src in sorted(members.items()):
+            info = zipfile.ZipInfo(name, date_time=(2024, 1, 1, 0, 0, 0))
+            executable = name in ("setup.sh", "run_autograder")
+            info.external_attr = ((0o755 if executable else 0o644) | stat.S_IFREG) << 16
+            info.compress_type = zipfile.ZIP_DEFLATED
+            data = src.encode("utf-8") if isinstance(src, str) else src.read_bytes()
+            zf.writestr(info, data)
+    tmp.replace(zip_path)
+    return sorted(members)
