@@ -38,7 +38,7 @@ def mutated_sources(mutant: Mutant, reference: Path = REFERENCE) -> dict[str, st
             if n != 1:
                 raise MutantBuildError(
                     f"mutant {mutant.name}: the snippet {edit.old!r} occurs {n} times in reference/{edit.file}, "
-                    "expected exactly once; update mutants/catalogue.py"
+                    "expected exactly once; update mutants/catalogue/"
                 )
             text = text.replace(edit.old, edit.new)
         elif isinstance(edit, Append):
@@ -46,7 +46,7 @@ def mutated_sources(mutant: Mutant, reference: Path = REFERENCE) -> dict[str, st
                 if not re.search(rf"^(def|class) {re.escape(name)}\b|^{re.escape(name)}\s*=", text, re.M):
                     raise MutantBuildError(
                         f"mutant {mutant.name}: reference/{edit.file} no longer defines {name} at top level; "
-                        "update mutants/catalogue.py"
+                        "update mutants/catalogue/"
                     )
             text = text.rstrip("\n") + "\n" + edit.code
         else:  # pragma: no cover

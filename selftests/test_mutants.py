@@ -60,7 +60,7 @@ def test_mutant_is_killed(outcomes, mutant):
     assert o.killed, (
         f"mutant {mutant.name} ({mutant.group}) survived every graded test of its group: {mutant.description}"
         + (f"\n  run problem: {o.error}" if o.error else "")
-        + "\nAdd a test that catches this bug (see mutants/catalogue.py)."
+        + "\nAdd a test that catches this bug (see mutants/catalogue/)."
     )
 
 
@@ -68,7 +68,7 @@ def test_public_tests_alone_kill_most_mutants(outcomes, capsys):
     by_name, report = outcomes
     total, public = kill_rates(list(by_name.values()))
     with capsys.disabled():  # the table goes to the CI log, -s or not
-        print("\n\nMutant kill-rate table (mutants/catalogue.py):\n" + report, flush=True)
+        print("\n\nMutant kill-rate table (mutants/catalogue/):\n" + report, flush=True)
     assert public >= PUBLIC_KILL_RATE_MIN, f"public kill rate {public:.0%} < {PUBLIC_KILL_RATE_MIN:.0%}\n{report}"
 
 
