@@ -2,6 +2,7 @@
 the top-level packages has no cycle, the student-side harness imports neither the sandbox,
 the grader nor the mutants, and the sandbox neither the grader nor the mutants. Every import
 statement counts, also one inside a function; a relative import stays in its own package.
+Outside the tests, no module is over 400 lines and no function over 60 (docstring not counted).
 """
 
 from __future__ import annotations
@@ -16,6 +17,9 @@ ROOT = Path(__file__).resolve().parent.parent
 PACKAGES = ("harness", "sandbox", "grader", "mutants", "reference", "tests", "bench", "student")
 # package -> packages it must never import (the layers above it)
 FORBIDDEN = {"harness": {"sandbox", "grader", "mutants"}, "sandbox": {"grader", "mutants"}}
+
+MAX_MODULE_LINES, MAX_FUNCTION_LINES = 400, 60
+SIZED = ("harness", "sandbox", "grader", "mutants", "reference", "bench", "student", "fixtures")  # not tests/selftests
 
 Graph = dict[str, dict[str, list[str]]]  # package -> imported package -> "file:line" of each import
 
@@ -135,3 +139,39 @@ def test_checker_accepts_the_tree_once_the_planted_imports_are_gone(tmp_path, cu
         assert layer_violations(graph) == [] and set(remaining) == {"grader", "mutants"}
     else:
         assert layer_violations(graph) and set(remaining) == {"harness", "sandbox"}
+
+
+def oversized(root: Path, folders: tuple[str, ...] = SIZED) -> list[str]:
+    """``file: N lines`` for each module over :data:`MAX_MODULE_LINES` and ``file:line name: N
+    lines`` for each function over :data:`MAX_FUNCTION_LINES`, its docstring not counted."""
+    paths = sorted(root.glob("*.py")) + [p for folder in folders for p in sorted((root / folder).rglob("*.py"))]
+    found = []
+    for path in paths:
+        source = path.read_text(encoding="utf-8")
+        rel = path.relative_to(root)
+        if len(source.splitlines()) > MAX_MODULE_LINES:
+            found.append(f"{rel}: {len(source.splitlines())} lines")
+        for node in ast.walk(ast.parse(source, filename=str(path))):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                body = node.body
+                start = body[0].end_lineno + 1 if ast.get_docstring(node) and len(body) > 1 else body[0].lineno
+                if node.end_lineno - start + 1 > MAX_FUNCTION_LINES:
+                    found.append(f"{rel}:{node.lineno} {node.name}: {node.end_lineno - start + 1} lines")
+    return found
+
+
+def test_no_module_or_function_outside_the_tests_is_oversized():
+    assert oversized(ROOT) == []
+
+
+def test_size_check_flags_a_long_module_and_a_long_function_but_not_a_docstring(tmp_path):
+    long_body = "".join(f"    x{i} = {i}\n" for i in range(MAX_FUNCTION_LINES + 1))
+    docstring = '    """' + "\n" * MAX_FUNCTION_LINES + '    """\n    return 1\n'
+    _write(tmp_path, {
+        "harness/long.py": "def long():\n" + long_body,
+        "harness/documented.py": "def documented():\n" + docstring,
+        "grader/big.py": "x = 1\n" * (MAX_MODULE_LINES + 1),
+    })
+    assert oversized(tmp_path, ("harness", "grader")) == [
+        f"harness/long.py:1 long: {MAX_FUNCTION_LINES + 1} lines", f"grader/big.py: {MAX_MODULE_LINES + 1} lines",
+    ]
