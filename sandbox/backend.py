@@ -261,16 +261,10 @@ class WorkerBackend:
             self._abort_stream()
             proc = self._worker()
             wire_args, copy_back = self._paths.rewrite(adapter, args, proc, self._rid_next)
-            try:
+            with self._paths.call(self, proc):
                 value = self._request(["call", adapter, returns_handle], f"running adapters.{adapter}(...)", wire_args)
                 if copy_back and self._proc is proc:
                     self._paths.copy_back(copy_back, proc, self.limits.file_bytes)
-            except BaseException as err:
-                self._paths.unsandboxed(err)
-                raise
-            finally:
-                if self._proc is proc:
-                    self._paths.cleanup(proc)
             if returns_handle:
                 if type(value) is not int:
                     raise proc.violation("sent a handle that is not an int")
@@ -303,15 +297,9 @@ class WorkerBackend:
             proc = self._worker()
             wire_args, _ = self._paths.rewrite(f"probe:{probe}", args, proc, self._rid_next)
             before = self._reset_peak(proc)
-            try:
-                with proctree.TreeMemory(proc.pid, proc.uid) as others:  # children doing the work count too
-                    value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
-            except BaseException as err:
-                self._paths.unsandboxed(err)
-                raise
-            finally:
-                if self._proc is proc:
-                    self._paths.cleanup(proc)
+            with self._paths.call(self, proc), proctree.TreeMemory(proc.pid, proc.uid) as others:
+                # children doing the work count too
+                value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
             peak = proc.peak_rss()
             if type(value) is dict and before is not None and peak is not None:
                 value["rss_before"] = before

@@ -7,7 +7,7 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness.registry import PATH_ARGS  # which arguments are files read ("in") or written ("out")
 
@@ -95,6 +95,12 @@ class PathArguments:
                 data = src.read(most + 1)[:most]
             Path(original).write_bytes(data)
 
+    def call(self, backend: Any, proc: "WorkerProcess") -> "_Call":
+        """The scope of one call using rewritten paths: an error raised in it shows the paths
+        the test gave, and the sandbox's copies are removed after it (while ``proc`` is still
+        the backend's worker). A class, not a generator: no extra frame in tracebacks."""
+        return _Call(self, backend, proc)
+
     def cleanup(self, proc: "WorkerProcess") -> None:
         """Empty the sandbox's input and output folders after a call that used them."""
         if not self.made_files:
@@ -103,3 +109,18 @@ class PathArguments:
         for d in (proc.inputs, proc.outputs):
             for entry in list(d.iterdir()) if d.is_dir() else []:
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+class _Call:
+    def __init__(self, paths: PathArguments, backend: Any, proc: "WorkerProcess") -> None:
+        self.paths, self.backend, self.proc = paths, backend, proc
+
+    def __enter__(self) -> None:
+        return None
+
+    def __exit__(self, kind, err, tb) -> bool:
+        if err is not None:
+            self.paths.unsandboxed(err)
+        if self.backend._proc is self.proc:
+            self.paths.cleanup(self.proc)
+        return False
