@@ -29,7 +29,7 @@ import yaml
 
 from harness import ROOT
 from .classroom import PublicGroup, classroom_workflow, public_groups
-from .config import Config, load_config
+from .config import Config, ConfigError, load_config
 from .exports import PYTHON_VERSION, HandoutError, render
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
@@ -363,4 +363,7 @@ def main(out: Path | None, gradescope: Path | None, config: Path | None = None) 
     except HandoutError as err:
         print(f"handout: {err}", file=sys.stderr)
         return 1
+    except ConfigError as err:  # an invalid grading.yaml: one line, as grade says it
+        print(f"handout: {err}", file=sys.stderr)
+        return 2
     return 0

@@ -81,3 +81,16 @@ def test_selections_are_checked_against_collected_tests(tmp_path, collected, mes
     config = load_config(write(tmp_path, BASE))
     with pytest.raises(ConfigError, match=message):
         check_selection(config, collected)
+
+
+@pytest.mark.parametrize("text", [None, "groups: [\n"], ids=["missing", "not-yaml"])
+def test_handout_with_an_unreadable_policy_says_one_line_and_writes_nothing(tmp_path, capsys, text):
+    from grader.handout import main
+
+    policy = tmp_path / "grading.yaml"
+    if text is not None:
+        policy.write_text(text, encoding="utf-8")
+    assert main(tmp_path / "out", None, policy) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and str(policy) in err and "Traceback" not in err, err
+    assert not (tmp_path / "out").exists()
