@@ -54,11 +54,12 @@ def _isolation_available() -> bool:
 
 def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> list[str]:
     """The test run's command; ``policy``: the loaded grading policy, passed down
-    (:func:`grader.config.write_policy`)."""
+    (:func:`grader.config.write_policy`). The plugins (grading, sandbox) are loaded by the
+    ``addopts`` of the ``pyproject.toml`` given with ``-c``."""
     cmd = [
         sys.executable, "-m", "pytest", *[str(ROOT / t) for t in (req.tests or ["tests"])],
         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
-        "-p", "grader.grading_plugin", "--grading-policy", str(policy), "--grading-report", str(report),
+        "--grading-policy", str(policy), "--grading-report", str(report),
         "--impl", req.impl, "--seed", str(seed), "-q", "--no-header", "-rN", "--color=no",
     ]
     if req.submission is not None:
@@ -67,7 +68,7 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> 
         cmd.append("--grading-partial")
     isolate = _isolation_available() if req.isolate is None else req.isolate
     if isolate:
-        cmd += ["-p", "sandbox.plugin", "--isolate"]
+        cmd += ["--isolate"]
     return cmd
 
 

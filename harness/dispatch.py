@@ -125,7 +125,7 @@ class Dispatcher:
         items = self.iterate(handle, name, chunks)
         try:
             for i, item in enumerate(items):
-                yield item if type(item) is int else self.plain_item(item, name, i)
+                yield self.plain_item(item, name, i)
         finally:
             close(items)
 
