@@ -113,7 +113,7 @@ def gpt2_vocab_merges(gpt2_files) -> tuple[dict[int, bytes], list[tuple[bytes, b
 
 def gpt2_byte_decoder() -> dict[str, int]:
     """GPT-2's printable character -> byte table, rebuilt from its published definition."""
-    keep = [*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)]
+    keep = {*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)}
     table, extra = {}, 0
     for b in range(256):
         if b in keep:
