@@ -7,6 +7,7 @@ started from there); this process only reads the report it leaves, scores it by
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import subprocess
 import sys
@@ -25,6 +26,12 @@ from .results import failure_json, gradescope_json, plain_report, score_report, 
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 STOP_GRACE = 10.0  # seconds the test run gets to stop its workers after --max-time
+# the installed pytest plugins the graded suite uses, loaded by name: the test run turns off
+# plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so other installed plugins (anyio,
+# pytest-benchmark, ...) cannot change how tests run, and pytest does not rewrite the asserts
+# of every autoloaded distribution's modules (all of hypothesis: ~1.5 s of CPU per grading,
+# redone every time, as the run writes no bytecode)
+SUITE_PLUGINS = ("pytest_timeout", "_hypothesis_pytestplugin")
 
 
 @dataclass
@@ -47,21 +54,23 @@ def _say(req: GradeRequest, text: str) -> None:
 
 
 def _isolation_available() -> bool:
-    import importlib.util
-
     return importlib.util.find_spec("sandbox.isolation") is not None
 
 
 def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> list[str]:
     """The test run's command; ``policy``: the loaded grading policy, passed down
     (:func:`grader.config.write_policy`). The plugins (grading, sandbox) are loaded by the
-    ``addopts`` of the ``pyproject.toml`` given with ``-c``."""
+    ``addopts`` of the ``pyproject.toml`` given with ``-c``, the installed ones the suite
+    uses by name (:data:`SUITE_PLUGINS`; it runs without plugin autoloading)."""
     cmd = [
         sys.executable, "-m", "pytest", *[str(ROOT / t) for t in (req.tests or ["tests"])],
         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
         "--grading-policy", str(policy), "--grading-report", str(report),
         "--impl", req.impl, "--seed", str(seed), "-q", "--no-header", "-rN", "--color=no",
     ]
+    for plugin in SUITE_PLUGINS:
+        if importlib.util.find_spec(plugin) is not None:  # hypothesis is a test dependency only
+            cmd += ["-p", plugin]
     if req.submission is not None:
         cmd += ["--submission", str(req.submission)]
     if req.tests:
@@ -191,7 +200,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     """Run the suite in a pytest subprocess: its exit status (None: stopped at
     ``req.max_time``), its report and the temporary folder it ran in (gone by now); or the
     exit status of a failure, results written."""
-    env = child_env(PYTHONDONTWRITEBYTECODE="1")
+    env = child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")  # see SUITE_PLUGINS
     log_path = req.results.parent / "grading.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")
