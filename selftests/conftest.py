@@ -2,22 +2,69 @@
 
 from __future__ import annotations
 
+from concurrent.futures import Future, ThreadPoolExecutor
+from pathlib import Path
+from typing import Callable, Iterator
+
 import pytest
 
 from .support import GradeRun, run_grader
 
 
-@pytest.fixture(scope="session")
-def graded_reference(tmp_path_factory) -> GradeRun:
-    out = tmp_path_factory.mktemp("ref")
-    run = run_grader("grade", "--impl", "reference", "--report", str(out / "report.json"), results=out / "results.json")
-    run.report = out / "report.json"
-    return run
+class Gradings:
+    """Gradings run two at a time in the background (the grader waits on one worker most of
+    the time, so two share the machine's cores well): ``start`` queues one under a name and
+    returns at once, ``get`` waits for it. Queue every grading a module needs before waiting
+    on the first."""
+
+    def __init__(self, pool: ThreadPoolExecutor, base: Path) -> None:
+        self.pool, self.base = pool, base
+        self.futures: dict[str, Future] = {}
+
+    def start(self, name: str, *args: str, **files: str) -> None:
+        """Queue ``python -m grader ARGS --results <tmp>/NAME/results.json``; each keyword
+        ``option=file`` adds ``--option <tmp>/NAME/file`` (kept on the run as ``run.option``)."""
+        if name not in self.futures:
+            self.futures[name] = self.pool.submit(self._run, name, args, files)
+
+    def submit(self, name: str, work: Callable[[], object]) -> None:
+        """Queue any other work (a grading with its own set-up) under ``name``."""
+        if name not in self.futures:
+            self.futures[name] = self.pool.submit(work)
+
+    def get(self, name: str):
+        return self.futures[name].result()
+
+    def _run(self, name: str, args: tuple[str, ...], files: dict[str, str]) -> GradeRun:
+        out = self.base / name
+        out.mkdir(parents=True, exist_ok=True)
+        extra = [a for option, file in files.items() for a in (f"--{option}", str(out / file))]
+        run = run_grader(*args, *extra, results=out / "results.json")
+        for option, file in files.items():
+            setattr(run, option, out / file)
+        return run
 
 
 @pytest.fixture(scope="session")
-def graded_stubs(tmp_path_factory) -> GradeRun:
-    out = tmp_path_factory.mktemp("stubs")
-    run = run_grader("grade", "--junit", str(out / "junit.xml"), results=out / "results.json")
-    run.junit = out / "junit.xml"
-    return run
+def gradings(tmp_path_factory) -> Iterator[Gradings]:
+    """The session's background gradings; the whole-suite ones of the reference and of the
+    untouched stubs are queued first."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        runs = Gradings(pool, tmp_path_factory.mktemp("gradings"))
+        runs.start("reference", "grade", "--impl", "reference", report="report.json")
+        runs.start("stubs", "grade", junit="junit.xml")
+        yield runs
+        for future in runs.futures.values():
+            future.cancel()
+
+
+@pytest.fixture(scope="session")
+def graded_reference(gradings) -> GradeRun:
+    """The reference graded on the whole suite (with ``--report``)."""
+    return gradings.get("reference")
+
+
+@pytest.fixture(scope="session")
+def graded_stubs(gradings) -> GradeRun:
+    """The untouched stubs graded on the whole suite (with ``--junit``)."""
+    return gradings.get("stubs")

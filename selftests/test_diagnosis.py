@@ -32,8 +32,10 @@ DIAGNOSED = {
 }
 
 
-def run_public_tests(submission: Path, test_file: str) -> str:
-    env = child_env(drop=("BPE_DIAGNOSIS",), keep=("PYTHONPATH",))
+def run_public_tests(submission: Path, test_file: str, diagnosis: bool = True) -> str:
+    """``pytest -x`` on ``test_file`` for ``submission`` (``BPE_DIAGNOSIS=0`` unless
+    ``diagnosis``): its output."""
+    env = child_env(drop=("BPE_DIAGNOSIS",), keep=("PYTHONPATH",), **({} if diagnosis else {"BPE_DIAGNOSIS": "0"}))
     env.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken_cache"))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "--submission", str(submission), test_file],
@@ -42,15 +44,22 @@ def run_public_tests(submission: Path, test_file: str) -> str:
     return proc.stdout + proc.stderr
 
 
+OFF = "merge_overlapping"  # also run with the feature off
+
+
 @pytest.fixture(scope="module")
 def outputs(tmp_path_factory) -> dict[str, str]:
+    """Each diagnosed mutant's output, and ``OFF``'s with the feature off (key ``"off"``):
+    two runs at a time."""
     where = tmp_path_factory.mktemp("diagnosed")
+    runs = [(name, name, True) for name in DIAGNOSED] + [("off", OFF, False)]
 
-    def run(name: str) -> str:
-        return run_public_tests(build(by_name(name), where / name), DIAGNOSED[name])
+    def run(job: tuple[str, str, bool]) -> str:
+        key, name, diagnosis = job
+        return run_public_tests(build(by_name(name), where / key), DIAGNOSED[name], diagnosis)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
-        return dict(zip(DIAGNOSED, pool.map(run, DIAGNOSED)))
+        return dict(zip([key for key, _, _ in runs], pool.map(run, runs)))
 
 
 @pytest.mark.parametrize("name", DIAGNOSED)
@@ -61,12 +70,6 @@ def test_failure_output_names_the_known_bug(outputs, name):
     assert expected in output, f"no diagnosis {expected!r} in the output of {name}:\n{output[-3000:]}"
 
 
-def test_no_diagnosis_when_the_feature_is_off(tmp_path):
-    env = child_env(keep=("PYTHONPATH",), BPE_DIAGNOSIS="0")
-    submission = build(by_name("merge_overlapping"), tmp_path / "m")
-    proc = subprocess.run(
-        [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "--submission", str(submission),
-         "tests/public/test_primitives.py"],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )
-    assert " failed" in proc.stdout and PREFIX not in proc.stdout
+def test_no_diagnosis_when_the_feature_is_off(outputs):
+    output = outputs["off"]
+    assert " failed" in output and PREFIX not in output, output[-2000:]

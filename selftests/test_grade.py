@@ -78,17 +78,29 @@ def test_grade_prints_the_three_failures_that_lost_most_points(graded_stubs, gra
     assert "look at these first" not in graded_reference.stdout
 
 
-def test_partial_submission_gets_exactly_its_groups_points(tmp_path):
-    submission = make_submission(tmp_path / "partial", ("primitives.py", "warmup.py"))
+PARTIAL_PREAMBLE = """import regex
+
+
+def pretokenize(text):
+    return regex.findall(r\"\"\"'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+\"\"\", text)"""
+
+
+@pytest.fixture(scope="module", autouse=True)
+def module_gradings(gradings, tmp_path_factory):
+    """Every other grading this module checks, queued behind the whole-suite ones so that
+    two always run at a time."""
+    submission = make_submission(tmp_path_factory.mktemp("partial") / "partial", ("primitives.py", "warmup.py"))
     warmup = submission / "student" / "warmup.py"
     # the warm-up's word tokenizer needs pre-tokenization, which this submission lacks: inline it
-    warmup.write_text(
-        warmup.read_text().replace(
-            "from .pretokenize import pretokenize",
-            "import regex\n\n\ndef pretokenize(text):\n    return regex.findall(r\"\"\"'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+\"\"\", text)",
-        )
-    )
-    run = run_grader("grade", "--submission", str(submission), results=tmp_path / "results.json")
+    warmup.write_text(warmup.read_text().replace("from .pretokenize import pretokenize", PARTIAL_PREAMBLE))
+    gradings.start("partial", "grade", "--submission", str(submission))
+    gradings.start("subset", "grade", "--impl", "reference", "--tests", "tests/public/test_primitives.py")
+    gradings.start("stubs-again", "grade")
+    return gradings
+
+
+def test_partial_submission_gets_exactly_its_groups_points(module_gradings):
+    run = module_gradings.get("partial")
     assert run.code == 0, run.stderr
     points = {g.name: g.points for g in load_config(ROOT / "grading.yaml").groups}
     scores = run.group_scores()
@@ -97,8 +109,8 @@ def test_partial_submission_gets_exactly_its_groups_points(tmp_path):
         assert scores.get(group, 0.0) == pytest.approx(expected, abs=0.02), f"group {group}: {scores.get(group)} != {expected}"
 
 
-def test_grading_a_chosen_subset_scores_only_the_groups_it_touches(tmp_path):
-    run = run_grader("grade", "--impl", "reference", "--tests", "tests/public/test_primitives.py", results=tmp_path / "r.json")
+def test_grading_a_chosen_subset_scores_only_the_groups_it_touches(module_gradings):
+    run = module_gradings.get("subset")
     assert run.code == 0, run.stderr
     primitives = next(g.points for g in load_config(ROOT / "grading.yaml").groups if g.name == "primitives")
     assert set(run.group_scores()) == {"primitives"}
@@ -113,8 +125,9 @@ def _without_timings(data: dict) -> dict:
     return data
 
 
-def test_grading_twice_gives_identical_results_apart_from_timings(graded_stubs, tmp_path):
-    again = run_grader("grade", results=tmp_path / "again.json")
+def test_grading_twice_gives_identical_results_apart_from_timings(graded_stubs, module_gradings):
+    again = module_gradings.get("stubs-again")
+    assert again.code == 0, again.stderr
     assert _without_timings(again.results) == _without_timings(graded_stubs.results)
 
 

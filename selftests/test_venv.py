@@ -61,36 +61,42 @@ def checkout_venv(tmp_path_factory) -> tuple[Path, Path]:
     return checkout, make_venv(checkout / ".venv", checkout)
 
 
-def test_venv_under_tmp_grades_the_reference_in_full(tmp_venv, tmp_path):
-    proc, data = grade_with(tmp_venv, ROOT, "grade", "--impl", "reference", results=tmp_path / "r.json")
+WHO = ["reference", "correct submission"]
+
+
+@pytest.fixture(scope="module")
+def venv_gradings(gradings, tmp_venv, checkout_venv, tmp_path_factory):
+    """This module's gradings, queued together in the session's pool (two run at a time):
+    the reference on the whole suite from the venv under /tmp, and each of ``WHO`` on
+    ``PART`` from the ``.venv`` inside the checkout copy."""
+    out = tmp_path_factory.mktemp("venv-gradings")
+    checkout, python = checkout_venv
+    gradings.submit("venv under /tmp: reference", lambda: grade_with(
+        tmp_venv, ROOT, "grade", "--impl", "reference", results=out / "tmp-reference.json"))
+    sub = make_submission(out / "sub", from_reference=tuple(p.name for p in (ROOT / "reference").glob("*.py")))
+    for who, args in zip(WHO, (["--impl", "reference"], ["--submission", str(sub)])):
+        results = out / f"checkout-{who.replace(' ', '-')}.json"
+        gradings.submit(f".venv inside the checkout: {who}", lambda args=args, results=results: grade_with(
+            python, checkout, "grade", *args, "--tests", *PART, results=results))
+    return gradings
+
+
+def test_venv_under_tmp_grades_the_reference_in_full(venv_gradings):
+    proc, data = venv_gradings.get("venv under /tmp: reference")
     assert proc.returncode == 0, proc.stderr
     assert scored(data)[0] == pytest.approx(100.0), data["output"][-2000:]
     assert "isolation: own user id, private root directory" in proc.stdout
 
 
-@pytest.mark.parametrize(
-    "where, who, full",
-    [
-        # the reference from the venv under /tmp: in full, above; a correct submission graded
-        # from there differs from the checkout's case only in where the venv is
-        (".venv inside the checkout", "reference", True),
-        (".venv inside the checkout", "correct submission", True),
-        # the stubs score 0 however broken the set-up is: graded once, by graded_stubs
-    ],
-)
-def test_grading_from_a_venv_scores_by_the_code_alone(where, who, full, tmp_venv, checkout_venv, tmp_path):
-    checkout, python = (ROOT, tmp_venv) if where == "venv under /tmp" else checkout_venv
-    if who == "reference":
-        args = ["--impl", "reference"]
-    elif who == "stubs":
-        args = []
-    else:
-        sub = make_submission(tmp_path / "sub", from_reference=tuple(p.name for p in (ROOT / "reference").glob("*.py")))
-        args = ["--submission", str(sub)]
-    proc, data = grade_with(python, checkout, "grade", *args, "--tests", *PART, results=tmp_path / "r.json")
+# the reference from the venv under /tmp: in full, above; a correct submission graded from
+# there differs from the checkout's case only in where the venv is. The stubs score 0 however
+# broken the set-up is: graded once, by graded_stubs.
+@pytest.mark.parametrize("who", WHO)
+def test_grading_from_a_venv_inside_the_checkout_scores_by_the_code_alone(who, venv_gradings):
+    proc, data = venv_gradings.get(f".venv inside the checkout: {who}")
     assert proc.returncode == 0, proc.stderr
     got, possible = scored(data)
-    assert possible > 0 and got == pytest.approx(possible if full else 0.0), data["output"][-2000:]
+    assert possible > 0 and got == pytest.approx(possible), data["output"][-2000:]
     assert "private root directory" in proc.stdout
 
 
