@@ -143,6 +143,24 @@ def pytest_one_line_report(item: pytest.Item, call: pytest.CallInfo) -> pytest.T
     return pytest.TestReport.from_item_and_call(item, told)
 
 
+def _short(format_failure):
+    """``format_failure`` (an item's ``repr_failure``) giving the one-line message at once
+    when there is one: Hypothesis renders a failing example's traceback through it for
+    every example it runs (the stubs fail each one), not only for the report."""
+
+    def repr_failure(excinfo: pytest.ExceptionInfo, *args, **kwargs):
+        line = _one_line(excinfo)
+        return line if line is not None else format_failure(excinfo, *args, **kwargs)
+
+    return repr_failure
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    for item in items:
+        if isinstance(item, pytest.Function):
+            item.repr_failure = _short(item.repr_failure)
+
+
 @pytest.hookimpl(hookwrapper=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
