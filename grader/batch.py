@@ -159,6 +159,7 @@ def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opt
     cmd = [
         sys.executable, "-m", "grader", "grade", "--submission", str(root), "--results", str(results_path),
         "--report", str(report_path), "--config", str(opts.config), "--max-time", f"{opts.max_time:g}", "--quiet",
+        "--self-checked",  # run_batch ran it before grading anyone
     ]
     if opts.tests:
         cmd += ["--tests", *opts.tests]

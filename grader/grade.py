@@ -46,6 +46,7 @@ class GradeRequest:
     quiet: bool = False
     report: Path | None = None  # also write a plain JSON report (durations, full outputs) here
     tests: list[str] | None = None  # test paths / node ids relative to the repository (default: tests)
+    self_checked: bool = False  # the caller (batch) ran the start-up self-check in this environment
 
 
 def _say(req: GradeRequest, text: str) -> None:
@@ -55,6 +56,12 @@ def _say(req: GradeRequest, text: str) -> None:
 
 def _isolation_available() -> bool:
     return importlib.util.find_spec("sandbox.isolation") is not None
+
+
+def suite_plugin_options() -> list[str]:
+    """``-p NAME`` for each of :data:`SUITE_PLUGINS` that is installed (hypothesis is a test
+    dependency only)."""
+    return [arg for plugin in SUITE_PLUGINS if importlib.util.find_spec(plugin) is not None for arg in ("-p", plugin)]
 
 
 def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> list[str]:
@@ -68,9 +75,7 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> 
         "--grading-policy", str(policy), "--grading-report", str(report),
         "--impl", req.impl, "--seed", str(seed), "-q", "--no-header", "-rN", "--color=no",
     ]
-    for plugin in SUITE_PLUGINS:
-        if importlib.util.find_spec(plugin) is not None:  # hypothesis is a test dependency only
-            cmd += ["-p", plugin]
+    cmd += suite_plugin_options()
     if req.submission is not None:
         cmd += ["--submission", str(req.submission)]
     if req.tests:
@@ -187,7 +192,7 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     missing = gpt2_cache.check()  # the suite's oracles need GPT-2's files: say so in one line
     if missing:
         return fail(req, missing, EXIT_HARNESS, started)
-    if (_isolation_available() if req.isolate is None else req.isolate):
+    if not req.self_checked and (_isolation_available() if req.isolate is None else req.isolate):
         from .selfcheck import check_reference, harness_error
 
         cause = check_reference(config.isolation, config.forbidden_modules)
