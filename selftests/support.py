@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import random
 import shutil
 import subprocess
 import sys
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -68,3 +70,98 @@ def mixed_text(rng: random.Random, n_chars: int) -> str:
         out.append(piece)
         size += len(piece)
     return "".join(out)
+
+
+LAYOUT_FIXTURES = ROOT / "selftests" / "layouts"
+TRAINING_BUG = '''
+
+_correct_train_bpe = train_bpe
+
+
+def train_bpe(input_path, vocab_size, special_tokens):
+    """Wrong on purpose (a selftest fixture): stops one merge early."""
+    return _correct_train_bpe(input_path, vocab_size - 1, special_tokens)
+'''
+
+
+def reference_as(dest: Path) -> None:
+    """The reference solution's modules copied into the package folder ``dest``, keeping
+    the files ``dest`` already has."""
+    dest.mkdir(parents=True, exist_ok=True)
+    for module in (ROOT / "reference").glob("*.py"):
+        if not (dest / module.name).exists():
+            shutil.copyfile(module, dest / module.name)
+
+
+def build_layout(layout: str, dest: Path) -> Path:
+    """The reference solution submitted in ``layout``: ``stubs`` (adapters.py + student/),
+    ``own`` (adapters.py edited to call mycode/), ``cs336`` (tests/adapters.py over
+    cs336_basics/, importing torch), ``cs336_buggy`` (the same with a bug in training)."""
+    if layout == "stubs":
+        dest.mkdir(parents=True)
+        shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")
+        shutil.copytree(ROOT / "reference", dest / "student", ignore=shutil.ignore_patterns("__pycache__"))
+    elif layout == "own":
+        shutil.copytree(LAYOUT_FIXTURES / "own", dest)
+        reference_as(dest / "mycode")
+    elif layout in ("cs336", "cs336_buggy"):
+        shutil.copytree(LAYOUT_FIXTURES / "cs336", dest)
+        reference_as(dest / "cs336_basics")
+        with open(dest / "cs336_basics" / "__init__.py", "a") as f:
+            f.write("\nfrom . import nn_utils  # another part of the course, imported at import time\n")
+        if layout == "cs336_buggy":
+            with open(dest / "cs336_basics" / "train.py", "a") as f:
+                f.write(TRAINING_BUG)
+    else:
+        raise ValueError(f"unknown layout {layout!r}")
+    return dest
+
+
+def grade_with_private_tmp(sub: Path, out: Path, *extra: str, tests: list[str] | None = None) -> dict:
+    """``python -m grader grade`` on ``sub`` (``tests``: a ``--tests`` selection) with a
+    private TMPDIR: return code, output, results, group scores (``[got, most]``), seconds and
+    what was left in the TMPDIR."""
+    private = out / "tmp"
+    private.mkdir(parents=True)
+    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(private))
+    results = out / "results.json"
+    cmd = [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results), *extra]
+    if tests:
+        cmd += ["--tests", *tests]
+    started = time.monotonic()
+    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
+    data = json.loads(results.read_text()) if results.is_file() else {}
+    groups: dict[str, list[float]] = {}
+    for test in data.get("tests", []):
+        got, most = groups.get(test["tags"][0], [0.0, 0.0])
+        groups[test["tags"][0]] = [got + test["score"], most + test["max_score"]]
+    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr[-3000:], "results": data,
+            "groups": groups, "seconds": time.monotonic() - started, "left": sorted(os.listdir(private))}
+
+
+_RECORDER = """
+
+import functools
+
+
+def _recorded(name, function, log={log!r}):
+    @functools.wraps(function)
+    def call(*args, **kwargs):
+        with open(log, "a") as f:
+            f.write(name + "\\n")
+        return function(*args, **kwargs)
+
+    return call
+
+
+for _name, _function in list(globals().items()):
+    if getattr(_function, "__module__", None) == __name__ and callable(_function) and not _name.startswith("_"):
+        globals()[_name] = _recorded(_name, _function)
+"""
+
+
+def record_adapter_calls(adapters: Path, log: Path) -> None:
+    """Make the adapters file ``adapters`` append the name of each of its functions to
+    ``log`` when called (in-process runs only: a sandboxed worker cannot reach ``log``)."""
+    with open(adapters, "a", encoding="utf-8") as f:
+        f.write(_RECORDER.format(log=str(log)))

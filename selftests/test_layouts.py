@@ -4,36 +4,41 @@ The same correct code (the reference solution copied under another name at test 
 laid out three ways: the stubs' layout (``adapters.py`` + ``student/``), its own package with
 ``adapters.py`` edited, and a CS336-layout repository (``tests/adapters.py`` over
 ``cs336_basics/``, importing ``torch`` and ``jaxtyping``, which are not installed here). Each
-is graded by ``python -m grader grade``, isolated and in-process: full marks every time (one
-full grade, the rest on a selection touching every adapter). A buggy CS336 submission loses
-points only in the group its bug touches. Issue 18's link attacks (``student`` linked to the
-harness's reference, hard links to its files, a link to the folder holding the checkout)
+is graded by ``python -m grader grade``, isolated and in-process, on a selection calling every
+adapter function and touching every group but speed: it passes all of it in every layout;
+the isolated CS336 repository (the layout furthest from the stubs: its own adapters file,
+stand-ins for missing packages) is graded on the whole suite and gets full marks. A buggy
+CS336 submission loses points only in the group its bug touches. Issue 18's link attacks
+(``student`` linked to the harness's reference, hard links to its files, a link to the folder
+holding the checkout)
 score 0 or leak nothing. No grading leaves anything in its (private) temporary folder. All
-gradings run at once, a few in parallel, in one module fixture.
+gradings run in one module fixture, two at a time (the whole-suite one alone first: its speed
+tests must not compete with another grading).
 """
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
-import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
-from harness.childenv import child_env
+from grader.config import load_config
 from harness.impl import ROOT, Implementation, LocalBackend
 
-FIXTURES = Path(__file__).resolve().parent / "layouts"
+from .support import build_layout as build
+from .support import grade_with_private_tmp, record_adapter_calls
+
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="isolated grading needs Linux"),
     pytest.mark.timeout(900),  # the first test waits for every grading of the module
 ]
-SELECTION = [  # at least one test of every adapter and every group but speed
+SELECTION = [  # calls every adapter function (checked below) and touches every group but speed
     "tests/public/test_warmup.py::test_character_round_trip",
     "tests/public/test_warmup.py::test_byte_round_trip",
     "tests/public/test_warmup.py::test_word_tokenizers_do_not_share_a_vocabulary",
@@ -52,67 +57,6 @@ LAYOUT_LINE = {
     "cs336": "layout: CS336 layout (tests/adapters.py, package cs336_basics/)",
     "cs336_buggy": "layout: CS336 layout (tests/adapters.py, package cs336_basics/)",
 }
-BUG = '''
-
-_correct_train_bpe = train_bpe
-
-
-def train_bpe(input_path, vocab_size, special_tokens):
-    """Wrong on purpose (a selftest fixture): stops one merge early."""
-    return _correct_train_bpe(input_path, vocab_size - 1, special_tokens)
-'''
-
-
-def reference_as(dest: Path) -> None:
-    """The reference solution's modules copied into the package folder ``dest``, keeping
-    the files ``dest`` already has."""
-    dest.mkdir(parents=True, exist_ok=True)
-    for module in (ROOT / "reference").glob("*.py"):
-        if not (dest / module.name).exists():
-            shutil.copyfile(module, dest / module.name)
-
-
-def build(layout: str, dest: Path) -> Path:
-    """The correct code laid out as ``layout`` (``cs336_buggy``: with a bug in training)."""
-    if layout == "stubs":
-        dest.mkdir(parents=True)
-        shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")
-        shutil.copytree(ROOT / "reference", dest / "student", ignore=shutil.ignore_patterns("__pycache__"))
-    elif layout == "own":
-        shutil.copytree(FIXTURES / "own", dest)
-        reference_as(dest / "mycode")
-    else:
-        shutil.copytree(FIXTURES / "cs336", dest)
-        reference_as(dest / "cs336_basics")
-        with open(dest / "cs336_basics" / "__init__.py", "a") as f:
-            f.write("\nfrom . import nn_utils  # another part of the course, imported at import time\n")
-        if layout == "cs336_buggy":
-            with open(dest / "cs336_basics" / "train.py", "a") as f:
-                f.write(BUG)
-    return dest
-
-
-def grade(sub: Path, out: Path, *extra: str, tests: list[str] | None = SELECTION) -> dict:
-    """``python -m grader grade`` on ``sub`` with a private TMPDIR: return code, output,
-    results, group scores and what was left in the TMPDIR."""
-    private = out / "tmp"
-    private.mkdir(parents=True)
-    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(private))
-    results = out / "results.json"
-    cmd = [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results), *extra]
-    if tests:
-        cmd += ["--tests", *tests]
-    started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
-    data = json.loads(results.read_text()) if results.is_file() else {}
-    groups: dict[str, list[float]] = {}
-    for test in data.get("tests", []):
-        got, most = groups.get(test["tags"][0], [0.0, 0.0])
-        groups[test["tags"][0]] = [got + test["score"], most + test["max_score"]]
-    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr[-3000:], "results": data,
-            "groups": groups, "seconds": time.monotonic() - started, "left": sorted(os.listdir(private))}
-
-
 def build_failing(dest: Path) -> Path:
     build("own", dest)
     (dest / "adapters.py").write_text("raise SystemExit('broken on purpose')\n")
@@ -191,6 +135,9 @@ ATTACK_TESTS = [
 ]
 
 
+RECORDED = ("stubs", False, False)  # its adapters.py also logs each call (in-process: to a file outside)
+
+
 def case_id(case) -> str:
     return f"{case[0]}-{'isolated' if case[1] else 'in-process'}{'-whole' if case[2] else ''}"
 
@@ -207,8 +154,12 @@ def graded(tmp_path_factory) -> dict:
         except OSError as err:  # e.g. no hard links across file systems
             return {"skip": f"{name} could not be built here: {err}"}
         tests = None if whole else (ATTACK_TESTS if layout in BUILD else SELECTION)
+        log = base / name / "calls.txt"
+        if case == RECORDED:
+            record_adapter_calls(sub / "adapters.py", log)
         try:
-            return grade(sub, base / name, *([] if isolated else ["--no-isolate"]), tests=tests)
+            out = grade_with_private_tmp(sub, base / name, *([] if isolated else ["--no-isolate"]), tests=tests)
+            return {**out, "calls": log.read_text().split() if log.exists() else []}
         finally:
             if layout == "hard_links":  # its links raise the link count of this checkout's files
                 shutil.rmtree(sub, ignore_errors=True)
@@ -216,7 +167,7 @@ def graded(tmp_path_factory) -> dict:
     whole = [c for c in CASES if c[2]]
     done = {c: run(c) for c in whole}  # alone: its speed tests must not compete with other gradings
     rest = [c for c in CASES if not c[2]]
-    with ThreadPoolExecutor(max_workers=3) as pool:
+    with ThreadPoolExecutor(max_workers=2) as pool:  # 2 cores; each grading waits on its subprocesses
         done.update(zip(rest, pool.map(run, rest)))
     return done
 
@@ -228,19 +179,36 @@ def given(graded: dict, case: tuple) -> dict:
     return out
 
 
+def _context(out: dict) -> str:
+    return f"rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout'][-3000:]}\n{out['stderr']}"
+
+
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] in LAYOUT_LINE and c[0] != "cs336_buggy"], ids=case_id)
-def test_correct_code_gets_full_marks_in_every_layout(graded, case):
+def test_correct_code_passes_every_adapters_tests_in_every_layout(graded, case):
     out = graded[case]
     data = out["results"]
-    context = f"rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout'][-3000:]}\n{out['stderr']}"
-    assert out["rc"] == 0 and data.get("tests"), context
+    assert out["rc"] == 0 and data.get("tests"), _context(out)
     most = sum(t["max_score"] for t in data["tests"])
-    assert data["score"] == pytest.approx(most) and most > 0, context
-    if case[2]:
-        assert data["score"] == pytest.approx(100), context
-    assert LAYOUT_LINE[case[0]] in out["stdout"], context
+    assert data["score"] == pytest.approx(most) and most > 0, _context(out)
+    assert LAYOUT_LINE[case[0]] in out["stdout"], _context(out)
     if case[0].startswith("cs336"):
-        assert "not installed where grading runs: torch, jaxtyping" in out["stdout"], context
+        assert "not installed where grading runs: torch, jaxtyping" in out["stdout"], _context(out)
+
+
+def test_a_correct_cs336_repository_gets_full_marks_on_the_whole_suite(graded):
+    (case,) = [c for c in CASES if c[2]]
+    out = graded[case]
+    assert out["rc"] == 0 and out["results"]["score"] == pytest.approx(100), _context(out)
+    assert "partial grade" not in out["stdout"], _context(out)
+
+
+def test_the_selection_calls_every_adapter_function_and_touches_every_group(graded):
+    out = graded[RECORDED]
+    adapters = {n.name for n in ast.parse((ROOT / "adapters.py").read_text()).body if isinstance(n, ast.FunctionDef)}
+    called = set(out["calls"])
+    assert len(adapters) >= 12 and adapters <= called, f"never called by SELECTION: {sorted(adapters - called)}"
+    groups = {g.name for g in load_config(ROOT / "grading.yaml").groups} - {"speed"}
+    assert groups <= set(out["groups"]), f"no test of SELECTION in: {sorted(groups - set(out['groups']))}"
 
 
 def test_a_buggy_cs336_submission_loses_points_only_where_its_bug_is(graded):
