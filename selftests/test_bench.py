@@ -1,5 +1,6 @@
 """Smoke test of the benchmark code (bench/) on tiny inputs; peers that are not installed
-are reported as missing by the benchmark itself, so nothing here needs them."""
+are reported as missing by the benchmark itself, so nothing here needs them. The quick run
+(a subprocess) starts with the module and is checked last, the other tests running meanwhile."""
 
 from __future__ import annotations
 
@@ -11,6 +12,21 @@ import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
 bench = pytest.importorskip("bench")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def quick_run(tmp_path_factory):
+    """``python -m bench --quick``, started at once; its output is read by the last test."""
+    out = tmp_path_factory.mktemp("bench-quick")
+    with open(out / "stdout", "w+") as stdout, open(out / "stderr", "w+") as stderr:
+        proc = subprocess.Popen([sys.executable, "-m", "bench", "--quick", "--data-dir", str(out / "data")],
+                                cwd=ROOT, stdout=stdout, stderr=stderr, text=True)
+        try:
+            yield proc, stdout, stderr
+        finally:
+            if proc.poll() is None:
+                proc.kill()
+            proc.wait()
 
 
 def test_tables_name_missing_peers_and_ratios():
@@ -55,21 +71,6 @@ def test_measure_reference_training_in_a_subprocess(tmp_path):
     assert r.peak_mb > 1
 
 
-@pytest.mark.timeout(600)
-def test_quick_run_prints_tables(tmp_path):
-    proc = subprocess.run(
-        [sys.executable, "-m", "bench", "--quick", "--data-dir", str(tmp_path)],
-        cwd=ROOT, capture_output=True, text=True, timeout=300,
-    )
-    assert proc.returncode == 0, proc.stderr
-    assert "### Training" in proc.stdout
-    assert "| reference |" in proc.stdout
-    if "### Encoding" in proc.stdout:  # needs the GPT-2 files from tiktoken's cache
-        assert "| NO |" not in proc.stdout
-    for peer in bench.missing_peers():
-        assert bench.PEER_MODULES[peer] in proc.stdout
-
-
 def test_isolation_overhead_table_gives_both_ratios():
     from bench.isolation import table
 
@@ -82,6 +83,22 @@ def test_isolation_overhead_table_gives_both_ratios():
 def test_isolation_overhead_is_measured_on_a_test_selection():
     from bench.isolation import measure
 
-    times = measure(1, ["tests/public/test_primitives.py"])
+    times = measure(1, ["tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte"])
     assert {k: len(v) for k, v in times.items()} == {"in-process": 1, "isolated": 1}
     assert all(t > 0 for v in times.values() for t in v)
+
+
+@pytest.mark.timeout(600)
+def test_quick_run_prints_tables(quick_run):
+    proc, stdout, stderr = quick_run
+    proc.wait(timeout=300)
+    stdout.seek(0)
+    stderr.seek(0)
+    out = stdout.read()
+    assert proc.returncode == 0, stderr.read()
+    assert "### Training" in out
+    assert "| reference |" in out
+    if "### Encoding" in out:  # needs the GPT-2 files from tiktoken's cache
+        assert "| NO |" not in out
+    for peer in bench.missing_peers():
+        assert bench.PEER_MODULES[peer] in out

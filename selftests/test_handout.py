@@ -1,5 +1,8 @@
 """``python -m grader handout``: the student repository runs on its own, fails on the
-stubs, passes with the reference solution, and holds no solution code."""
+stubs, passes with the reference solution, and holds no solution code.
+
+The module's pytest and autograder runs (subprocesses) start together in one module fixture,
+two at a time, each on its own copy of what it runs in; each test waits for its own."""
 
 from __future__ import annotations
 
@@ -10,6 +13,7 @@ import subprocess
 import sys
 import xml.etree.ElementTree as ET
 from collections import Counter
+from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -21,6 +25,7 @@ from grader.config import load_config
 from grader.handout import INSTRUCTOR_SIDE, solution_leaks
 
 ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.timeout(900)  # a test may wait for the module's other runs to finish first
 
 
 def student_env() -> dict[str, str]:
@@ -107,20 +112,29 @@ def docstrings_with_examples(folder: Path) -> Counter[tuple[str, str]]:
     return found
 
 
-def test_the_readmes_doctest_command_passes_on_the_reference_wearing_the_stubs_docstrings(handout, tmp_path):
+def transplanted(handout: Path, solved: Path) -> Path:
+    """A copy of the handout whose student/ is the reference wearing the stubs' docstrings."""
     from .transplant import transplant
 
-    command = readme_doctest_command((handout / "README.md").read_text(encoding="utf-8"))
-    stubs = docstrings_with_examples(handout / "student")
-    assert stubs.total() >= 10
-    solved = tmp_path / "solved"
     shutil.copytree(handout, solved)
     transplant(ROOT / "reference", handout / "student", solved / "student")
+    return solved
+
+
+def run_readme_doctests(solved: Path, tmp: Path) -> subprocess.CompletedProcess:
+    """The README's doctest command run in ``solved``, its temporary files in ``tmp``."""
+    command = readme_doctest_command((solved / "README.md").read_text(encoding="utf-8"))
+    env = {**student_env(), "TMPDIR": str(tmp)}
+    return subprocess.run([sys.executable, *command[1:]], cwd=solved, env=env, capture_output=True, text=True, timeout=300)
+
+
+def test_the_readmes_doctest_command_passes_on_the_reference_wearing_the_stubs_docstrings(handout, runs):
+    solved, proc = runs["doctest"].result()
+    stubs = docstrings_with_examples(handout / "student")
+    assert stubs.total() >= 10
     # the stubs' examples, and those of the reference's own helpers (which have no stub)
     run = docstrings_with_examples(solved / "student")
     assert stubs <= run, f"stub examples lost by the transplant: {sorted(stubs - run)}"
-    env = {**student_env(), "TMPDIR": str(tmp_path)}  # the examples' temporary files stay in tmp_path
-    proc = subprocess.run([sys.executable, *command[1:]], cwd=solved, env=env, capture_output=True, text=True, timeout=300)
     assert proc.returncode == 0, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert f"{run.total()} passed" in proc.stdout, proc.stdout[-2000:]
 
@@ -173,20 +187,27 @@ def test_the_handout_imports_its_own_grader_not_this_repository(handout):
     assert Path(proc.stdout.strip()).resolve().is_relative_to(handout.resolve()), proc.stdout
 
 
-def test_public_tests_fail_on_the_stubs_with_not_implemented(handout):
-    proc, outcomes = run_pytest(handout, "tests/public/test_primitives.py", "tests/public/test_warmup.py")
+STUB_TESTS = ("tests/public/test_primitives.py", "tests/public/test_warmup.py")
+
+
+def test_public_tests_fail_on_the_stubs_with_not_implemented(runs):
+    proc, outcomes = runs["stubs"].result()
     assert proc.returncode == 1, proc.stdout[-3000:] + proc.stderr[-3000:]
     assert outcomes["failed"] and not outcomes["passed"], f"passed on the stubs: {outcomes['passed'][:5]}"
     wrong = [name for name, text in outcomes["failed"] if "not implemented" not in text]
     assert not wrong, f"{len(wrong)} failures do not say 'not implemented', first: {wrong[:3]}"
 
 
-def test_every_public_test_passes_with_the_reference_as_student_code(handout, tmp_path):
-    solved = tmp_path / "solved"
+def with_the_reference(handout: Path, solved: Path) -> Path:
+    """A copy of the handout with the reference's modules in student/."""
     shutil.copytree(handout, solved)
     for module in (ROOT / "reference").glob("*.py"):
         shutil.copyfile(module, solved / "student" / module.name)
-    proc, outcomes = run_pytest(solved)
+    return solved
+
+
+def test_every_public_test_passes_with_the_reference_as_student_code(runs):
+    proc, outcomes = runs["public on the reference"].result()
     assert not outcomes["failed"], f"{len(outcomes['failed'])} failed, first: {outcomes['failed'][:2]}"
     assert not outcomes["skipped"], f"public tests that skip without reference/ (they use `ref`): {outcomes['skipped'][:5]}"
     assert proc.returncode == 0 and outcomes["passed"], proc.stdout[-3000:] + proc.stderr[-3000:]
@@ -276,17 +297,23 @@ def run_autograder(root: Path, policy: Path | None = None, extra: str = "") -> d
     return json.loads((root / "results" / "results.json").read_text(encoding="utf-8"))
 
 
-def test_run_autograder_grades_the_submission_into_results_json(bundle, tmp_path):
-    root = fake_autograder(bundle, tmp_path / "autograder")
+def autograde_the_reference(bundle: Path, tmp: Path) -> dict:
+    """The reference solution uploaded as student code, beside a tests/ that must not
+    replace the graders' copy, graded on the primitives (public and hidden)."""
+    root = fake_autograder(bundle, tmp / "autograder")
     (root / "submission" / "student").mkdir()
-    for module in (ROOT / "reference").glob("*.py"):  # the reference solution, submitted as student code
+    for module in (ROOT / "reference").glob("*.py"):
         shutil.copyfile(module, root / "submission" / "student" / module.name)
     shutil.copyfile(ROOT / "adapters.py", root / "submission" / "adapters.py")
-    (root / "submission" / "tests").mkdir()  # a submitted tests/ must not replace the graders' copy
+    (root / "submission" / "tests").mkdir()
     (root / "submission" / "tests" / "conftest.py").write_text("raise SystemExit('not the graders tests')\n")
-    policy = tmp_path / "small.yaml"
+    policy = tmp / "small.yaml"
     policy.write_text(SMALL_POLICY)
-    results = run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/hidden/test_primitives_hidden.py")
+    return run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/hidden/test_primitives_hidden.py")
+
+
+def test_run_autograder_grades_the_submission_into_results_json(runs):
+    results = runs["reference"].result()
     assert results["score"] == pytest.approx(10.0), results["output"]
     assert results["tests"] and all(t["status"] == "passed" for t in results["tests"])
     assert any("/hidden/" in t["extra_data"]["test"] for t in results["tests"]), "hidden tests should run in the autograder"
@@ -294,27 +321,64 @@ def test_run_autograder_grades_the_submission_into_results_json(bundle, tmp_path
         assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(t)
 
 
-def test_run_autograder_accepts_bare_modules_and_scores_missing_ones_zero(bundle, tmp_path):
-    root = fake_autograder(bundle, tmp_path / "autograder")
-    shutil.copyfile(ROOT / "reference" / "primitives.py", root / "submission" / "primitives.py")  # no student/ folder
-    policy = tmp_path / "small.yaml"
+def autograde_a_bare_module(bundle: Path, tmp: Path) -> dict:
+    """An upload of primitives.py alone (no student/ folder), graded on primitives and warm-up."""
+    root = fake_autograder(bundle, tmp / "autograder")
+    shutil.copyfile(ROOT / "reference" / "primitives.py", root / "submission" / "primitives.py")
+    policy = tmp / "small.yaml"
     policy.write_text(SMALL_POLICY + '  - name: warmup\n    points: 5\n    select: ["tests/*/test_warmup*.py::*"]\n')
-    results = run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/public/test_warmup.py")
+    return run_autograder(root, policy, "--tests tests/public/test_primitives.py tests/public/test_warmup.py")
+
+
+def test_run_autograder_accepts_bare_modules_and_scores_missing_ones_zero(runs):
+    results = runs["bare module"].result()
     assert results["score"] == pytest.approx(10.0), results["output"]
     assert any(t["status"] == "failed" and "not implemented" in t["output"] for t in results["tests"])
 
 
-@pytest.mark.parametrize("shape", ["student folder", "bare module"])
-def test_run_autograder_never_follows_links_out_of_the_upload(bundle, tmp_path, shape):
-    # an upload whose student code is a link into the autograder's own reference solution
-    root = fake_autograder(bundle, tmp_path / "autograder")
+def autograde_a_link_out(bundle: Path, tmp: Path, shape: str) -> dict:
+    """An upload whose student code is a link into the autograder's own reference solution."""
+    root = fake_autograder(bundle, tmp / "autograder")
     if shape == "student folder":
         shutil.copyfile(ROOT / "adapters.py", root / "submission" / "adapters.py")
         (root / "submission" / "student").symlink_to(root / "source" / "reference", target_is_directory=True)
     else:
         (root / "submission" / "primitives.py").symlink_to(root / "source" / "reference" / "primitives.py")
-    policy = tmp_path / "small.yaml"
+    policy = tmp / "small.yaml"
     policy.write_text(SMALL_POLICY)
-    results = run_autograder(root, policy, "--tests tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte "
-                                           "tests/public/test_primitives.py::test_pair_counts_keep_the_order_inside_a_pair")
+    return run_autograder(root, policy, "--tests tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte "
+                                        "tests/public/test_primitives.py::test_pair_counts_keep_the_order_inside_a_pair")
+
+
+LINK_SHAPES = ["student folder", "bare module"]
+
+
+@pytest.mark.parametrize("shape", LINK_SHAPES)
+def test_run_autograder_never_follows_links_out_of_the_upload(runs, shape):
+    results = runs[f"link out: {shape}"].result()
     assert results["tests"] and results["score"] == 0, results["output"]
+
+
+# ---- the module's runs, two at a time ----------------------------------------------------
+
+
+@pytest.fixture(scope="module")
+def runs(handout, bundle, tmp_path_factory) -> dict[str, Future]:
+    """name -> the future result of each subprocess run of this module, the longest first.
+    The copies of the handout are made here, before any run starts (runs write in theirs)."""
+    base = tmp_path_factory.mktemp("runs")
+    solved = with_the_reference(handout, base / "solved")
+    stubs = base / "stubs"
+    shutil.copytree(handout, stubs)
+    doctest = transplanted(handout, base / "doctest" / "solved")
+    jobs = {
+        "public on the reference": lambda: run_pytest(solved),
+        "reference": lambda: autograde_the_reference(bundle, base / "autograde-reference"),
+        "bare module": lambda: autograde_a_bare_module(bundle, base / "autograde-bare"),
+        **{f"link out: {shape}": (lambda shape=shape: autograde_a_link_out(bundle, base / f"autograde-{shape}", shape))
+           for shape in LINK_SHAPES},
+        "stubs": lambda: run_pytest(stubs, *STUB_TESTS),
+        "doctest": lambda: (doctest, run_readme_doctests(doctest, base / "doctest")),
+    }
+    with ThreadPoolExecutor(max_workers=2) as pool:  # 2 cores; each run mostly waits on its subprocess
+        yield {name: pool.submit(job) for name, job in jobs.items()}
