@@ -1,18 +1,18 @@
 """The meta-test: every catalogued mutant must fail at least one graded test.
 
-For each mutant, pytest runs in a subprocess on its group's PUBLIC tests with ``-x`` and
+For each mutant, ``python -m pytest`` runs (in a fresh process forked from a server that has
+imported pytest and its plugins already: :mod:`mutants.runner`) on its group's PUBLIC tests with ``-x`` and
 ``--submission <mutant dir>``; only if the mutant survives them, on the group's HIDDEN
 tests. A mutant's ``first`` files (tests written for its rule) run before both, so that
 most kills cost one small file. The group's test files come from the grading policy's selections
 (``--config``, default this repository's grading.yaml, loaded once by :func:`main`). Mutants run two at a
-time. ``python -m mutants [NAME ...] [--jobs N] [--controls] [--config FILE]`` prints the kill-rate table.
+time, the speed group's first. ``python -m mutants [NAME ...] [--jobs N] [--controls] [--config FILE]`` prints the kill-rate table.
 """
 
 from __future__ import annotations
 
 import argparse
 import re
-import subprocess
 import sys
 import tempfile
 import time
@@ -25,9 +25,10 @@ from harness.childenv import child_env
 
 from .build import build
 from .catalogue import CATALOGUE, CONTROLS, EXTRA, Mutant, by_name
+from .runner import ForkServer, RunTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
-RUN_TIMEOUT = 300  # seconds per pytest subprocess (a hung mutant is a bug in the catalogue)
+RUN_TIMEOUT = 300  # seconds per pytest run (a hung mutant is a bug in the catalogue)
 TEST_TIMEOUT = 60  # per test: pytest-timeout's limit inside each run
 SPEED_TEST_TIMEOUT = 45  # speed mutants are killed by the time limit or, if slower still, by this
 
@@ -71,24 +72,34 @@ def group_files(group_name: str, config: Config) -> tuple[list[str], list[str], 
 _FAILED = re.compile(r"^(FAILED|ERROR) (\S+)(?: - (.*))?$", re.M)
 
 
-def run_pytest(submission: Path, files: list[str], marker_expr: str, extra: tuple[str, ...] = ()) -> tuple[int, str]:
+def run_env() -> dict[str, str]:
+    """The environment of every pytest run (the fork server's, which its runs inherit)."""
     env = child_env(keep=("PYTHONPATH",), BPE_DIAGNOSIS="0")  # the replay of known bugs is for feedback, not needed here
     env.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken_cache"))
-    cmd = [
-        sys.executable, "-m", "pytest", "-x", "-q", "-rfE", "-p", "no:randomly", "--no-header",
+    return env
+
+
+def pytest_args(submission: Path, files: list[str], marker_expr: str, extra: tuple[str, ...] = ()) -> list[str]:
+    """The arguments of ``python -m pytest`` for one stage of one mutant."""
+    args = [
+        "-x", "-q", "-rfE", "-p", "no:randomly", "--no-header",
         "--submission", str(submission), "--timeout", str(SPEED_TEST_TIMEOUT if marker_expr == "speed" else TEST_TIMEOUT),
         *extra,
     ]
     if marker_expr:
-        cmd += ["-m", marker_expr]
-    cmd += files
-    proc = subprocess.run(
-        cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=RUN_TIMEOUT, stdin=subprocess.DEVNULL
-    )
-    return proc.returncode, proc.stdout + proc.stderr
+        args += ["-m", marker_expr]
+    return args + files
 
 
-def run_mutant(mutant: Mutant, workdir: Path, config: Config) -> Outcome:
+def run_pytest(server: ForkServer, out: Path, submission: Path, files: list[str], marker_expr: str,
+               extra: tuple[str, ...] = ()) -> tuple[int, str]:
+    """(exit code, output) of one run in a fresh process forked by ``server``, output kept in
+    ``out``; :class:`RunTimeout` past :data:`RUN_TIMEOUT`."""
+    code = server.run(pytest_args(submission, files, marker_expr, extra), out, RUN_TIMEOUT)
+    return code, out.read_text(encoding="utf-8", errors="replace")
+
+
+def run_mutant(mutant: Mutant, workdir: Path, config: Config, server: ForkServer) -> Outcome:
     start = time.monotonic()
     outcome = Outcome(mutant)
     submission = build(mutant, workdir / mutant.name)
@@ -97,12 +108,12 @@ def run_mutant(mutant: Mutant, workdir: Path, config: Config) -> Outcome:
     if stray:
         raise ValueError(f"mutant {mutant.name}: first={stray} are not test files of group {mutant.group}")
     first = [("public" if f in public else "hidden", [f]) for f in mutant.first]
-    for stage, files in (*first, ("public", public), ("hidden", hidden)):
+    for n, (stage, files) in enumerate((*first, ("public", public), ("hidden", hidden))):
         if not files:
             continue
         try:
-            code, output = run_pytest(submission, files, marker_expr)
-        except subprocess.TimeoutExpired:
+            code, output = run_pytest(server, workdir / f"{mutant.name}.{n}.out", submission, files, marker_expr)
+        except RunTimeout:
             outcome.error = f"{stage} run exceeded {RUN_TIMEOUT}s"
             break
         if code == 1:
@@ -118,13 +129,22 @@ def run_mutant(mutant: Mutant, workdir: Path, config: Config) -> Outcome:
     return outcome
 
 
+def schedule(mutants) -> list[int]:
+    """Indices of ``mutants`` in the order to start them: the speed group's first (killed only
+    by a time limit, they take the longest: started last, one would run on alone at the end)."""
+    return sorted(range(len(mutants)), key=lambda i: mutants[i].group != "speed")
+
+
 def run_catalogue(mutants=CATALOGUE, jobs: int = 2, workdir: Path | None = None, *, config: Config) -> list[Outcome]:
-    """Run the meta-test over ``mutants``, ``jobs`` at a time, with the groups of the grading
-    policy ``config``; outcomes in catalogue order."""
+    """Run the meta-test over ``mutants``, ``jobs`` at a time (slowest first, :func:`schedule`),
+    with the groups of the grading policy ``config``; outcomes in catalogue order."""
+    mutants = list(mutants)
     with tempfile.TemporaryDirectory(prefix="bpe-mutants-") as tmp:
         where = Path(workdir or tmp)
-        with ThreadPoolExecutor(max_workers=jobs) as pool:
-            return list(pool.map(lambda m: run_mutant(m, where, config), mutants))
+        with ForkServer(ROOT, run_env(), Path(tmp) / "forkserver.log") as server, \
+                ThreadPoolExecutor(max_workers=jobs) as pool:
+            futures = {i: pool.submit(run_mutant, mutants[i], where, config, server) for i in schedule(mutants)}
+            return [futures[i].result() for i in range(len(mutants))]
 
 
 def table(outcomes: list[Outcome]) -> str:

@@ -1,18 +1,29 @@
 """Grading validity: every catalogued student bug (mutant) fails at least one graded test.
 
-The catalogue runs once per session (``mutants.meta.run_catalogue``: a pytest subprocess per
-mutant on its group's public tests, then its hidden tests if it survived, two at a time);
-each mutant is one test here, and the kill-rate table is printed to the CI log.
+The catalogue runs once per module (``mutants.meta.run_catalogue``: a pytest run per mutant,
+forked from a server that has imported pytest already, on its group's public tests, then its
+hidden tests if it survived, two at a time, the slowest first); each mutant is one test here,
+and the kill-rate table is printed to the CI log. The fork server's runs are checked against
+``python -m pytest`` subprocesses, and a run past its time limit must end with all it started.
 """
 
 from __future__ import annotations
 
+import re
+import subprocess
+import sys
+import textwrap
+import time
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
 import pytest
 
 from grader.config import load_config
-from mutants.build import mutated_sources
-from mutants.catalogue import CATALOGUE, EXTRA, GROUPS
-from mutants.meta import ROOT, kill_rates, run_catalogue, table
+from mutants.build import build, mutated_sources
+from mutants.catalogue import CATALOGUE, EXTRA, GROUPS, by_name
+from mutants.meta import ROOT, group_files, kill_rates, pytest_args, run_catalogue, run_env, schedule, table
+from mutants.runner import ForkServer, RunTimeout
 
 PUBLIC_KILL_RATE_MIN = 0.8
 # The whole catalogue runs in the first test's setup: about 1.5 min of CPU on 2 cores, far
@@ -25,8 +36,58 @@ def policy():
     return load_config(ROOT / "grading.yaml")
 
 
+HUNG_TEST = """
+import os, pathlib, subprocess, time
+
+def test_hangs():
+    child = subprocess.Popen(["sleep", "600"])
+    pathlib.Path(__file__).with_name("pids").write_text(f"{os.getpid()} {child.pid}")
+    time.sleep(600)
+"""
+HUNG_LIMIT = 10  # seconds: far more than a forked run takes to reach the test, even under load
+
+
+def _run_hung_test(folder: Path) -> tuple[BaseException | None, float, ForkServer]:
+    """(what the run raised, its seconds, its closed server) for a run that hangs."""
+    (folder / "test_hung.py").write_text(textwrap.dedent(HUNG_TEST), encoding="utf-8")
+    (folder / "pytest.ini").write_text("[pytest]\n", encoding="utf-8")
+    with ForkServer(folder, run_env(), folder / "server.log") as server:
+        start = time.monotonic()
+        try:
+            server.run(["-p", "no:cacheprovider", "test_hung.py"], folder / "out.txt", HUNG_LIMIT)
+        except RunTimeout as err:
+            return err, time.monotonic() - start, server
+        return None, time.monotonic() - start, server
+
+
+def _forked_and_subprocess_runs(folder: Path, policy) -> tuple[tuple[int, str], tuple[int, str]]:
+    """(exit code, output) of the same pytest run of a mutant's public tests, without ``-x``
+    (every failure), forked by the fork server and as a ``python -m pytest`` subprocess."""
+    mutant = by_name("word_ids_sorted")
+    submission = build(mutant, folder / mutant.name)
+    public, _, marker_expr = group_files(mutant.group, policy)
+    args = [a for a in pytest_args(submission, public, marker_expr) if a != "-x"]
+    proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=run_env(), text=True,
+                            stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
+    with ForkServer(ROOT, run_env(), folder / "server.log") as server:
+        code = server.run(args, folder / "out.txt", 300)
+    output, _ = proc.communicate(timeout=300)
+    return (code, (folder / "out.txt").read_text(encoding="utf-8")), (proc.returncode, output)
+
+
 @pytest.fixture(scope="module")
-def outcomes(policy):
+def background(tmp_path_factory, policy):
+    """The runner's own checks (a hung run, a forked run against a subprocess), started in
+    threads by :func:`outcomes` before the catalogue: they overlap its long speed mutant."""
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        yield {
+            "hung": pool.submit(_run_hung_test, tmp_path_factory.mktemp("hung")),
+            "compare": pool.submit(_forked_and_subprocess_runs, tmp_path_factory.mktemp("compare"), policy),
+        }
+
+
+@pytest.fixture(scope="module")
+def outcomes(policy, background):
     results = run_catalogue(CATALOGUE, jobs=2, config=policy)
     report = table(results)
     return {o.mutant.name: o for o in results}, report
@@ -45,8 +106,6 @@ def test_every_mutant_still_applies_to_the_reference(mutant):
 
 
 def test_first_files_are_test_files_of_the_mutants_group(policy):
-    from mutants.meta import group_files
-
     for mutant in CATALOGUE + EXTRA:
         public, hidden, _ = group_files(mutant.group, policy)
         stray = [f for f in mutant.first if f not in public + hidden]
@@ -84,3 +143,47 @@ def test_building_every_mutant_leaves_reference_untouched(tmp_path):
     for mutant in CATALOGUE:
         build(mutant, tmp_path / mutant.name)
     assert digest() == before
+
+
+def test_slowest_mutants_start_first_and_outcomes_keep_catalogue_order(outcomes):
+    order = schedule(CATALOGUE)
+    speed = [i for i, m in enumerate(CATALOGUE) if m.group == "speed"]
+    assert speed and order[: len(speed)] == speed and sorted(order) == list(range(len(CATALOGUE)))
+    assert list(outcomes[0]) == [m.name for m in CATALOGUE]
+
+
+_FAILURE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
+_COUNTS = re.compile(r"^=*\s*(\d+ (?:failed|passed|error).*?) in [\d.]+s", re.M)
+
+
+def _failures_and_counts(output: str) -> tuple[list[str], list[str]]:
+    return sorted(_FAILURE.findall(output)), _COUNTS.findall(output)
+
+
+def test_a_forked_run_reports_what_a_pytest_subprocess_reports(background):
+    # every failure of a whole test file, the counts line and the exit code
+    (code, forked), (expected_code, output) = background["compare"].result(timeout=600)
+    expected = _failures_and_counts(output)
+    assert expected[0] and expected[1], f"the subprocess run found no failure:\n{output[-2000:]}"
+    assert (code, _failures_and_counts(forked)) == (expected_code, expected), forked[-3000:]
+    assert "PytestAssertRewriteWarning" not in forked, forked[-3000:]
+
+
+def _gone(pid: int) -> bool:
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except FileNotFoundError:
+        return True
+    return state in ("Z", "X")  # a zombie left to init to reap is no running process
+
+
+def test_a_run_past_its_time_limit_is_killed_with_everything_it_started(background):
+    error, seconds, server = background["hung"].result(timeout=600)
+    assert isinstance(error, RunTimeout), f"expected RunTimeout, got {error!r}"
+    assert HUNG_LIMIT <= seconds < HUNG_LIMIT + 30
+    pids = [int(p) for p in (server.log.parent / "pids").read_text().split()]
+    deadline = time.monotonic() + 10
+    while not all(_gone(p) for p in pids) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    assert all(_gone(p) for p in pids), f"left running: {[p for p in pids if not _gone(p)]}"
+    assert server.proc.returncode == 0  # the server itself ended when closed

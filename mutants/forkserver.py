@@ -1,0 +1,192 @@
+"""The fork server behind the meta-test's pytest runs (``python -m mutants.forkserver``).
+
+Started by :class:`mutants.runner.ForkServer` with the working directory and environment a
+``python -m pytest`` run would get, it imports once what every run imports anyway (pytest and
+its built-in plugins, the installed pytest plugins such as hypothesis's and pytest-timeout,
+tiktoken with GPT-2's encoding loaded, regex, yaml) and then forks one FRESH child per run:
+the child starts its own session (so a timeout kills everything it started), sends its
+output (fd 1 and 2) to the file named in the request, and calls pytest's console entry point
+with exactly the given arguments, as ``python -m pytest ARGS`` would. A child is never reused
+(mutants share module names). Nothing of this repository (the harness, its plugins, the
+tests, the reference, a submission) is imported here: every run imports those itself.
+
+Protocol, one JSON object per line: requests on stdin ``{"run": ID, "args": [...], "out":
+PATH}`` or ``{"kill": ID}``; replies on stdout ``{"id": ID, "code": EXIT_CODE}`` when a run
+ends (``-N``: killed by signal N). At end of input every running child's session is killed
+and the server exits.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+import importlib
+import importlib.metadata
+import json
+import os
+import selectors
+import signal
+import sys
+import traceback
+
+PRELOAD = ("pytest", "hypothesis", "tiktoken", "tiktoken_ext.openai_public", "regex", "yaml")
+_PR_SET_PDEATHSIG = 1
+
+
+def preload() -> frozenset[str]:
+    """Import what every pytest run imports; returns the names of the modules imported."""
+    before = set(sys.modules)
+    for name in PRELOAD:
+        importlib.import_module(name)
+    import _pytest.config
+
+    for name in _pytest.config.default_plugins:
+        importlib.import_module(f"_pytest.{name}")
+    for entry_point in importlib.metadata.entry_points(group="pytest11"):
+        try:
+            entry_point.load()
+        except Exception:  # a broken plugin fails each run as it would have anyway
+            pass
+    try:
+        import tiktoken
+
+        tiktoken.get_encoding("gpt2")  # a test that needs it finds it in tiktoken's registry
+    except Exception:  # files missing: the tests that need them say so, as without the server
+        pass
+    return frozenset(set(sys.modules) - before)
+
+
+def _quiet_rewrite_warning(preloaded: frozenset[str]) -> None:
+    """pytest marks installed plugins' packages (hypothesis, pytest_timeout, ...) for assertion
+    rewriting and warns when one is already imported; here they are imported on purpose, before
+    the run (their own asserts, not the tests', lose rewriting). Other modules still warn."""
+    from _pytest.assertion.rewrite import AssertionRewritingHook
+
+    warn = AssertionRewritingHook._warn_already_imported
+
+    def _warn_already_imported(self, name: str) -> None:
+        if name not in preloaded:
+            warn(self, name)
+
+    AssertionRewritingHook._warn_already_imported = _warn_already_imported
+
+
+def _child(args: list[str], out: str, preloaded: frozenset[str]) -> None:
+    """In the forked child: own session, output to ``out``, ``python -m pytest ARGS``; never returns."""
+    code = 70
+    try:
+        os.setsid()
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the server died: stop
+        fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
+        null = os.open(os.devnull, os.O_RDONLY)
+        os.dup2(null, 0)
+        os.dup2(fd, 1)
+        os.dup2(fd, 2)
+        os.closerange(3, os.sysconf("SC_OPEN_MAX") if os.sysconf("SC_OPEN_MAX") > 0 else 1024)
+        import pytest
+        import pytest.__main__
+
+        _quiet_rewrite_warning(preloaded)
+        sys.argv = [pytest.__main__.__file__, *args]
+        code = int(pytest.console_main())
+    except SystemExit as exc:
+        code = exc.code if isinstance(exc.code, int) else 1
+    except BaseException:
+        traceback.print_exc()
+    finally:
+        for stream in (sys.stdout, sys.stderr):
+            try:
+                stream.flush()
+            except Exception:
+                pass
+        os._exit(code)
+
+
+class Server:
+    """Forks a child per ``run`` request and reports each one's exit code."""
+
+    def __init__(self, preloaded: frozenset[str], replies: int) -> None:
+        self.preloaded, self.replies = preloaded, replies
+        self.selector = selectors.DefaultSelector()
+        self.running: dict[int, tuple[object, int]] = {}  # run id -> (pidfd, pid)
+
+    def start(self, run_id: object, args: list[str], out: str) -> None:
+        pid = os.fork()
+        if pid == 0:
+            _child(args, out, self.preloaded)
+        pidfd = os.pidfd_open(pid)
+        self.running[pidfd] = (run_id, pid)
+        self.selector.register(pidfd, selectors.EVENT_READ, "child")
+
+    def kill(self, run_id: object) -> None:
+        for run, pid in self.running.values():
+            if run == run_id:
+                _kill_session(pid)
+
+    def finish(self, pidfd: int) -> None:
+        """A child ended: kill what is left of its session (its pid is still held by the
+        zombie, so the group id cannot have been reused), reap it, reply."""
+        run_id, pid = self.running.pop(pidfd)
+        self.selector.unregister(pidfd)
+        os.close(pidfd)
+        _kill_session(pid)
+        _, status = os.waitpid(pid, 0)
+        self.reply({"id": run_id, "code": os.waitstatus_to_exitcode(status)})
+
+    def reply(self, message: dict) -> None:
+        os.write(self.replies, (json.dumps(message) + "\n").encode())
+
+    def handle(self, line: bytes) -> None:
+        request = json.loads(line)
+        if "run" in request:
+            self.start(request["run"], [str(a) for a in request["args"]], str(request["out"]))
+        elif "kill" in request:
+            self.kill(request["kill"])
+        else:
+            raise ValueError(f"fork server: unknown request {request!r}")
+
+    def serve(self) -> None:
+        """Until end of input; then every running child's session is killed and reaped."""
+        os.set_blocking(0, False)
+        self.selector.register(0, selectors.EVENT_READ, "requests")
+        pending = b""
+        while True:
+            for key, _ in self.selector.select():
+                if key.data == "child":
+                    self.finish(key.fd)
+                    continue
+                chunk = os.read(0, 1 << 16)
+                if not chunk:
+                    return self.stop()
+                pending += chunk
+                *lines, pending = pending.split(b"\n")
+                for line in filter(None, lines):
+                    self.handle(line)
+
+    def stop(self) -> None:
+        for pidfd in list(self.running):
+            _kill_session(self.running[pidfd][1])
+            self.finish(pidfd)
+
+
+def _kill_session(pid: int) -> None:
+    """SIGKILL to the child's session (its group id is its pid) and to the child itself (in
+    case it was killed before it could start its session)."""
+    for kill in (os.killpg, os.kill):
+        try:
+            kill(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
+
+
+def main() -> None:
+    replies = os.dup(1)
+    os.dup2(2, 1)  # whatever an import prints goes to the error log, not into the replies
+    server = Server(preload(), replies)
+    gc.freeze()  # what is preloaded lives as long as a run: no collection in a run walks it again
+    server.reply({"ready": sorted(PRELOAD)})
+    server.serve()
+
+
+if __name__ == "__main__":
+    main()
