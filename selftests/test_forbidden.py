@@ -15,6 +15,7 @@ import json
 import os
 import shutil
 import subprocess
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
@@ -74,6 +75,17 @@ def grade(base: Path, forbidden: str, name: str) -> tuple[subprocess.CompletedPr
     return proc, json.loads(results.read_text(encoding="utf-8"))
 
 
+GRADINGS = {"default": "", "control": "forbidden_modules: []"}  # name -> grading.yaml's forbidden_modules line
+
+
+@pytest.fixture(scope="module")
+def graded(delegation) -> dict[str, tuple[subprocess.CompletedProcess, dict]]:
+    """The attack graded with the default forbidden modules and with none (the control), at once."""
+    with ThreadPoolExecutor(max_workers=len(GRADINGS)) as pool:
+        futures = {name: pool.submit(grade, delegation, line, name) for name, line in GRADINGS.items()}
+        return {name: future.result() for name, future in futures.items()}
+
+
 def by_group(data: dict) -> dict[str, tuple[float, float, list[str]]]:
     out: dict[str, tuple[float, float, list[str]]] = {}
     for t in data["tests"]:
@@ -83,8 +95,8 @@ def by_group(data: dict) -> dict[str, tuple[float, float, list[str]]]:
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
-def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(delegation):
-    proc, data = grade(delegation, "", "default")
+def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(graded):
+    proc, data = graded["default"]
     assert proc.returncode == 0, proc.stderr
     groups = by_group(data)
     for group, module in (("encode", "tiktoken"), ("train", "tokenizers")):
@@ -94,8 +106,8 @@ def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(delegat
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
-def test_the_same_delegation_scores_full_marks_when_nothing_is_forbidden(delegation):
-    proc, data = grade(delegation, "forbidden_modules: []", "control")
+def test_the_same_delegation_scores_full_marks_when_nothing_is_forbidden(graded):
+    proc, data = graded["control"]
     assert proc.returncode == 0, proc.stderr
     for group, (got, most, texts) in by_group(data).items():
         assert most > 0 and got == pytest.approx(most), (group, texts[:1])

@@ -18,6 +18,7 @@ import sys
 import threading
 import time
 from pathlib import Path
+from typing import NamedTuple
 
 import pytest
 
@@ -47,6 +48,9 @@ groups:
     title: the attacked part
     points: 10
     select: ["tests/*"]
+    overrides:
+      - select: ["*::test_merge_accepts_ids_beyond_a_byte"]
+        timeout: {hang_timeout}
 """
 
 pytestmark = [
@@ -82,14 +86,15 @@ def processes_using(folder: Path) -> list[str]:
 
 
 def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, max_time: float = 120,
-          expect_seconds: float = 120) -> dict:
-    """Grade attack ``name`` on ``tests``; the results, group scores, time and leftovers."""
+          expect_seconds: float = 120, hang_timeout: float = 600) -> dict:
+    """Grade attack ``name`` on ``tests`` (``hang_timeout``: grading.yaml's timeout of the test
+    HANGING); the results, group scores, time and leftovers."""
     base.mkdir(parents=True, exist_ok=True)
     sub = build(name, base)
     tmp = base / "tmp"
     tmp.mkdir()
     config = base / "grading.yaml"
-    config.write_text(CONFIG.format(call_timeout=call_timeout))
+    config.write_text(CONFIG.format(call_timeout=call_timeout, hang_timeout=hang_timeout))
     results, report = base / "out" / "results.json", base / "out" / "report.json"
     env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(tmp))
     start = time.monotonic()
@@ -106,7 +111,7 @@ def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, 
         groups[test["tags"][0]] = groups.get(test["tags"][0], 0.0) + test["score"]
     time.sleep(0.2)
     out = {
-        "base": base, "rc": proc.returncode, "seconds": seconds, "results": data, "report": plain, "groups": groups,
+        "base": base, "rc": proc.returncode, "seconds": seconds, "max_time": max_time, "results": data, "report": plain, "groups": groups,
         "left_files": sorted(p.name for p in tmp.iterdir() if not p.name.startswith("pytest-of-")), "left_processes": processes_using(tmp),
         "log": (results.parent / "grading.log").read_text(errors="replace") if (results.parent / "grading.log").is_file() else "",
     }
@@ -140,15 +145,30 @@ STREAM_FAILURES = {STREAM_TESTS[1], STREAM_TESTS[2], STREAM_TESTS[4]}
 HUGE_TESTS = [PAIRS[1], HANGING, "tests/public/test_pretokenize.py::test_pretokenize_matches_gpt2_pattern[emoji]"]
 MAX_GRADER_MB = 1024
 HIDDEN_MERGES = "tests/hidden/test_primitives_hidden.py::test_merge_leaves_random_input_unmodified"
-# name -> (attack, tests, call_timeout, max_time)
+AFTER_HANG = PRIMITIVES + "test_merge_replaces_left_to_right_without_overlap"
+HANG_TIMEOUT = 4  # grading.yaml's timeout of the hanging test in the "timed_out" grading
+# --max-time of the grading stopped by it: a quiet machine reaches the hang in a quarter of
+# that; one too loaded to get there in time grades it once more with the longer limit
+STOP_AFTER, STOP_AFTER_AGAIN = 12, 60
+
+
+class Grading(NamedTuple):
+    attack: str
+    tests: list[str]
+    call_timeout: float = 10
+    max_time: float = 120
+    hang_timeout: float = 600  # grading.yaml's timeout of HANGING
+
+
 GRADINGS = {
-    "stopped": ("hang_after_some_tests", [*PAIRS, HANGING], 600, 30),
-    "crashed": ("hang_after_some_tests", [*PAIRS, HANGING], 600, 120),  # its test process is killed
-    "victim": ("honest", PAIR_AND_MERGE, 10, 120),
-    "restarts": ("restart_every_call", PAIR_AND_MERGE, 10, 120),
-    "streams": ("misbehaving_streams", STREAM_TESTS, 3, 120),
-    "huge": ("huge_values", HUGE_TESTS, 20, 120),
-    "leak": ("leak_paths", [HIDDEN_MERGES, PAIRS[1], HANGING, HUGE_TESTS[2]], 10, 120),
+    "stopped": Grading("hang_after_some_tests", [*PAIRS, HANGING], 600, STOP_AFTER),
+    "crashed": Grading("hang_after_some_tests", [*PAIRS, HANGING], 600),  # its test process is killed
+    "timed_out": Grading("hang_after_some_tests", [*PAIRS, HANGING, AFTER_HANG], 600, hang_timeout=HANG_TIMEOUT),
+    "victim": Grading("honest", PAIR_AND_MERGE),
+    "restarts": Grading("restart_every_call", PAIR_AND_MERGE),
+    "streams": Grading("misbehaving_streams", STREAM_TESTS, 3),
+    "huge": Grading("huge_values", HUGE_TESTS, 20),
+    "leak": Grading("leak_paths", [HIDDEN_MERGES, PAIRS[1], HANGING, HUGE_TESTS[2]]),
 }
 
 
@@ -161,18 +181,25 @@ def graded(tmp_path_factory):
 
     base = tmp_path_factory.mktemp("robustness")
 
-    def run(key):
-        attack, tests, call_timeout, max_time = GRADINGS[key]
+    def run(key, folder=None, **changes):
+        g = GRADINGS[key]._replace(**changes)
         if key == "crashed":
             threading.Thread(target=kill_test_process_when_hanging, args=(base / key,), daemon=True).start()
         try:
-            return grade(attack, base / key, tests, call_timeout=call_timeout, max_time=max_time)
+            return grade(g.attack, base / (folder or key), g.tests, call_timeout=g.call_timeout, max_time=g.max_time,
+                         hang_timeout=g.hang_timeout)
         except AssertionError as err:
             return err
 
+    def run_stopped():
+        out = run("stopped")
+        if isinstance(out, dict) and len(ran(out)) < CASES_BEFORE_HANG:  # stopped before it got to the hang
+            out = run("stopped", "stopped_again", max_time=STOP_AFTER_AGAIN)
+        return out
+
     with ThreadPoolExecutor(len(GRADINGS)) as pool:
-        stopped = pool.submit(run, "stopped")
-        until = time.monotonic() + GRADINGS["stopped"][3]
+        stopped = pool.submit(run_stopped)
+        until = time.monotonic() + STOP_AFTER
         while time.monotonic() < until and not stopped.done() and journaled(base / "stopped") < CASES_BEFORE_HANG:
             time.sleep(0.2)
         others = {key: pool.submit(run, key) for key in GRADINGS if key != "stopped"}
@@ -203,6 +230,11 @@ def cases(out: dict) -> dict[str, dict]:
     return {t["nodeid"]: t for t in out["report"].get("tests", [])}
 
 
+def ran(out: dict) -> list[str]:
+    """The test cases the grading got to (an outcome other than "not run")."""
+    return [nodeid for nodeid, t in cases(out).items() if t["outcome"] != "not run"]
+
+
 def outcome(graded, key) -> dict:
     out = graded[key]
     if isinstance(out, AssertionError):
@@ -214,7 +246,7 @@ def test_a_run_stopped_by_max_time_keeps_the_points_already_graded(graded):
     out = outcome(graded, "stopped")
     assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
     assert out["results"]["score"] == pytest.approx(10), out["context"]
-    assert "grading stopped after 30 s" in out["results"]["output"], out["context"]
+    assert f"grading stopped after {out['max_time']:g} s" in out["results"]["output"], out["context"]
     graded_cases = cases(out)
     assert graded_cases[HANGING]["outcome"] == "not run", out["context"]
     assert sum(t["outcome"] == "passed" for t in graded_cases.values()) == CASES_BEFORE_HANG
@@ -225,6 +257,20 @@ def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(g
     assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
     assert "the test run stopped early" in out["results"]["output"], out["context"]
     assert cases(out)[HANGING]["outcome"] == "not run", out["context"]
+
+
+def test_a_test_over_its_timeout_fails_alone_and_the_next_test_gets_a_working_worker(graded):
+    """grading.yaml's per-test timeout is enforced in the grading's test run (pytest-timeout,
+    loaded by name: grade turns off plugin autoloading): the hanging test fails saying so, the
+    worker it hung is replaced, and the tests around it keep their points."""
+    out = outcome(graded, "timed_out")
+    graded_cases = cases(out)
+    assert graded_cases[HANGING]["outcome"] == "failed", out["context"]
+    assert f"Timeout (>{HANG_TIMEOUT:.1f}s)" in graded_cases[HANGING]["output"], out["context"]
+    others = [t for nodeid, t in graded_cases.items() if nodeid != HANGING]
+    assert any(t["nodeid"].startswith(AFTER_HANG) for t in others), out["context"]
+    assert all(t["outcome"] == "passed" for t in others), out["context"]
+    assert out["groups"]["pairs"] == pytest.approx(10), out["context"]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
