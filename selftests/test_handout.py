@@ -58,14 +58,22 @@ def run_pytest(where: Path, *args: str, timeout: float = 600) -> tuple[subproces
 
 
 @pytest.fixture(scope="module")
-def handout(tmp_path_factory) -> Path:
+def exported(tmp_path_factory) -> tuple[Path, Path]:
+    """One ``python -m grader handout OUT --gradescope ZIP``: the student repository and the
+    Gradescope autograder zip."""
     out = tmp_path_factory.mktemp("export") / "bpe-assignment"
+    bundle = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
     proc = subprocess.run(
-        [sys.executable, "-m", "grader", "handout", str(out)], cwd=ROOT, env=student_env(),
+        [sys.executable, "-m", "grader", "handout", str(out), "--gradescope", str(bundle)], cwd=ROOT, env=student_env(),
         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    return out
+    return out, bundle
+
+
+@pytest.fixture(scope="module")
+def handout(exported) -> Path:
+    return exported[0]
 
 
 def test_handout_has_what_students_need_and_nothing_else(handout):
@@ -241,14 +249,8 @@ groups:
 
 
 @pytest.fixture(scope="module")
-def bundle(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "handout", "--gradescope", str(out)], cwd=ROOT, env=student_env(),
-        capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, proc.stderr + proc.stdout
-    return out
+def bundle(exported) -> Path:
+    return exported[1]
 
 
 def test_gradescope_zip_holds_the_scripts_and_everything_grading_needs(bundle, tmp_path):
