@@ -48,7 +48,8 @@ TESTS = [
     # two cases, not all ten: each costs x2_encode_hangs the 2 s call timeout and a new worker
     "tests/public/test_tokenizer.py::test_merges_apply_by_rank_hand_worked[lowest_rank_first_not_leftmost]",
     "tests/public/test_tokenizer.py::test_merges_apply_by_rank_hand_worked[chain_of_merges]",
-    "tests/public/test_tokenizer.py::test_decode_of_invalid_utf8_uses_replacement_character",
+    # decode of invalid UTF-8 on a small saved vocabulary: no grading here builds GPT-2's
+    "tests/public/test_tokenizer_files.py::test_loaded_tokenizer_decodes_non_utf8_tokens",
 ]
 
 
