@@ -10,6 +10,10 @@ with exactly the given arguments, as ``python -m pytest ARGS`` would. A child is
 (mutants share module names). Nothing of this repository (the harness, its plugins, the
 tests, the reference, a submission) is imported here: every run imports those itself.
 
+``--pycache DIR``: the runs write and read bytecode under DIR (``sys.pycache_prefix``), even
+where PYTHONDONTWRITEBYTECODE is set, so the harness, the tests and the reference are compiled
+(and the tests' asserts rewritten) once, not in every run; nothing is written beside the sources.
+
 Protocol, one JSON object per line: requests on stdin ``{"run": ID, "args": [...], "out":
 PATH}`` or ``{"kill": ID}``; replies on stdout ``{"id": ID, "code": EXIT_CODE}`` when a run
 ends (``-N``: killed by signal N). At end of input every running child's session is killed
@@ -71,8 +75,9 @@ def _quiet_rewrite_warning(preloaded: frozenset[str]) -> None:
     AssertionRewritingHook._warn_already_imported = _warn_already_imported
 
 
-def _child(args: list[str], out: str, preloaded: frozenset[str]) -> None:
-    """In the forked child: own session, output to ``out``, ``python -m pytest ARGS``; never returns."""
+def _child(args: list[str], out: str, preloaded: frozenset[str], pycache: str | None) -> None:
+    """In the forked child: own session, output to ``out``, bytecode cached under ``pycache``
+    (if given), ``python -m pytest ARGS``; never returns."""
     code = 70
     try:
         os.setsid()
@@ -87,6 +92,8 @@ def _child(args: list[str], out: str, preloaded: frozenset[str]) -> None:
         import pytest.__main__
 
         _quiet_rewrite_warning(preloaded)
+        if pycache:  # the runs' shared cache: what they import is compiled (and rewritten) once
+            sys.pycache_prefix, sys.dont_write_bytecode = pycache, False
         sys.argv = [pytest.__main__.__file__, *args]
         code = int(pytest.console_main())
     except SystemExit as exc:
@@ -105,15 +112,15 @@ def _child(args: list[str], out: str, preloaded: frozenset[str]) -> None:
 class Server:
     """Forks a child per ``run`` request and reports each one's exit code."""
 
-    def __init__(self, preloaded: frozenset[str], replies: int) -> None:
-        self.preloaded, self.replies = preloaded, replies
+    def __init__(self, preloaded: frozenset[str], replies: int, pycache: str | None = None) -> None:
+        self.preloaded, self.replies, self.pycache = preloaded, replies, pycache
         self.selector = selectors.DefaultSelector()
         self.running: dict[int, tuple[object, int]] = {}  # run id -> (pidfd, pid)
 
     def start(self, run_id: object, args: list[str], out: str) -> None:
         pid = os.fork()
         if pid == 0:
-            _child(args, out, self.preloaded)
+            _child(args, out, self.preloaded, self.pycache)
         pidfd = os.pidfd_open(pid)
         self.running[pidfd] = (run_id, pid)
         self.selector.register(pidfd, selectors.EVENT_READ, "child")
@@ -179,10 +186,15 @@ def _kill_session(pid: int) -> None:
             pass
 
 
-def main() -> None:
+def main(argv: list[str] | None = None) -> None:
+    """``python -m mutants.forkserver [--pycache DIR]``."""
+    argv = sys.argv[1:] if argv is None else argv
+    pycache = argv[1] if argv[:1] == ["--pycache"] and len(argv) == 2 else None
+    if argv and pycache is None:
+        raise SystemExit(f"usage: python -m mutants.forkserver [--pycache DIR], not {argv}")
     replies = os.dup(1)
     os.dup2(2, 1)  # whatever an import prints goes to the error log, not into the replies
-    server = Server(preload(), replies)
+    server = Server(preload(), replies, pycache)
     gc.freeze()  # what is preloaded lives as long as a run: no collection in a run walks it again
     server.reply({"ready": sorted(PRELOAD)})
     server.serve()

@@ -25,7 +25,7 @@ from harness.childenv import child_env
 
 from .build import build
 from .catalogue import CATALOGUE, CONTROLS, EXTRA, Mutant, by_name
-from .runner import ForkServer, RunTimeout
+from .runner import ForkServer, ForkServerError, RunTimeout
 
 ROOT = Path(__file__).resolve().parent.parent
 RUN_TIMEOUT = 300  # seconds per pytest run (a hung mutant is a bug in the catalogue)
@@ -139,12 +139,17 @@ def run_catalogue(mutants=CATALOGUE, jobs: int = 2, workdir: Path | None = None,
     """Run the meta-test over ``mutants``, ``jobs`` at a time (slowest first, :func:`schedule`),
     with the groups of the grading policy ``config``; outcomes in catalogue order."""
     mutants = list(mutants)
-    with tempfile.TemporaryDirectory(prefix="bpe-mutants-") as tmp:
-        where = Path(workdir or tmp)
-        with ForkServer(ROOT, run_env(), Path(tmp) / "forkserver.log") as server, \
-                ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {i: pool.submit(run_mutant, mutants[i], where, config, server) for i in schedule(mutants)}
+    with tempfile.TemporaryDirectory(prefix="bpe-mutants-") as tmp, \
+            ForkServer(ROOT, run_env(), Path(tmp) / "forkserver.log", Path(tmp) / "pycache") as server:
+        pool = ThreadPoolExecutor(max_workers=jobs)
+        try:
+            futures = {i: pool.submit(run_mutant, mutants[i], Path(workdir or tmp), config, server)
+                       for i in schedule(mutants)}
             return [futures[i].result() for i in range(len(mutants))]
+        finally:  # on an error (or ^C): no mutant starts any more, the running ones are killed
+            pool.shutdown(wait=False, cancel_futures=True)
+            server.close()
+            pool.shutdown(wait=True)
 
 
 def table(outcomes: list[Outcome]) -> str:
@@ -192,7 +197,11 @@ def main(argv: list[str] | None = None) -> int:
     except ConfigError as err:
         print(f"mutants: {err}", file=sys.stderr)
         return 2
-    outcomes = run_catalogue(mutants, jobs=args.jobs, config=config)
+    try:
+        outcomes = run_catalogue(mutants, jobs=args.jobs, config=config)
+    except ForkServerError as err:
+        print(f"mutants: {err}", file=sys.stderr)
+        return 1
     print(table(outcomes))
     if args.controls:
         return 0 if not any(o.killed or o.error for o in outcomes) else 1

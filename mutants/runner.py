@@ -37,9 +37,10 @@ class _Pending:
 
 class ForkServer:
     """``with ForkServer(cwd, env, log) as server: code = server.run(args, out, timeout)``;
-    ``log``: a file for the server's own error output (shown if it dies)."""
+    ``log``: a file for the server's own error output (shown if it dies); ``pycache``: a
+    folder where the runs share their bytecode (see :mod:`mutants.forkserver`)."""
 
-    def __init__(self, cwd: Path, env: Mapping[str, str], log: Path) -> None:
+    def __init__(self, cwd: Path, env: Mapping[str, str], log: Path, pycache: Path | None = None) -> None:
         self.log = Path(log)
         self._next = 0
         self._lock = threading.Lock()
@@ -48,7 +49,7 @@ class ForkServer:
         self._dead = False
         with open(self.log, "wb") as err:
             self.proc = subprocess.Popen(
-                [sys.executable, "-m", "mutants.forkserver"],
+                [sys.executable, "-m", "mutants.forkserver", *(["--pycache", str(pycache)] if pycache else [])],
                 cwd=cwd, env=dict(env), stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=err,
             )
         self._reader = threading.Thread(target=self._read, name="forkserver-replies", daemon=True)
@@ -63,9 +64,11 @@ class ForkServer:
     def run(self, args: list[str], out: Path, timeout: float) -> int:
         """The exit code of ``python -m pytest ARGS`` (negative: killed by that signal), its
         output in ``out``; :class:`RunTimeout` past ``timeout`` seconds."""
-        if not self._ready.wait(READY_TIMEOUT) or self._dead:
+        if not self._ready.wait(READY_TIMEOUT):
             raise ForkServerError(self._death())
         with self._lock:
+            if self._dead:
+                raise ForkServerError(self._death())
             self._next += 1
             run_id, pending = self._next, _Pending()
             self._pending[run_id] = pending
@@ -84,11 +87,14 @@ class ForkServer:
                 self._pending.pop(run_id, None)
 
     def close(self) -> None:
-        """End of input: the server kills every run still going and exits."""
-        try:
-            self.proc.stdin.close()
-        except OSError:
-            pass
+        """End of input: the server kills every run still going and exits. Idempotent."""
+        if self.proc.stdin.closed:
+            return
+        with self._lock:
+            try:
+                self.proc.stdin.close()
+            except OSError:
+                pass
         try:
             self.proc.wait(KILL_GRACE)
         except subprocess.TimeoutExpired:
@@ -101,7 +107,7 @@ class ForkServer:
         try:
             self.proc.stdin.write((json.dumps(message) + "\n").encode())
             self.proc.stdin.flush()
-        except OSError:  # the server is gone; the reader wakes every waiter
+        except (OSError, ValueError):  # the server is gone (or closed): the reader wakes every waiter
             pass
 
     def _read(self) -> None:
@@ -118,12 +124,13 @@ class ForkServer:
             if pending is not None:
                 pending.code = message["code"]
                 pending.done.set()
-        self._dead = True  # end of the server's output: it exited
-        self._ready.set()
-        with self._lock:
+        with self._lock:  # end of the server's output: it exited
+            self._dead = True
             for pending in self._pending.values():
                 pending.done.set()
+        self._ready.set()
 
     def _death(self) -> str:
-        tail = self.log.read_text(encoding="utf-8", errors="replace")[-2000:] if self.log.exists() else ""
-        return f"the mutants' fork server ({sys.executable} -m mutants.forkserver) exited: {tail.strip() or 'no output'}"
+        """One line: the server's command and the last line it wrote (an exception's, usually)."""
+        lines = self.log.read_text(encoding="utf-8", errors="replace").strip().splitlines() if self.log.exists() else []
+        return f"the fork server ({sys.executable} -m mutants.forkserver) exited: {lines[-1] if lines else 'no output'}"

@@ -23,7 +23,7 @@ from grader.config import load_config
 from mutants.build import build, mutated_sources
 from mutants.catalogue import CATALOGUE, EXTRA, GROUPS, by_name
 from mutants.meta import ROOT, group_files, kill_rates, pytest_args, run_catalogue, run_env, schedule, table
-from mutants.runner import ForkServer, RunTimeout
+from mutants.runner import ForkServer, ForkServerError, RunTimeout
 
 PUBLIC_KILL_RATE_MIN = 0.8
 # The whole catalogue runs in the first test's setup: about 1.5 min of CPU on 2 cores, far
@@ -69,7 +69,7 @@ def _forked_and_subprocess_runs(folder: Path, policy) -> tuple[tuple[int, str], 
     args = [a for a in pytest_args(submission, public, marker_expr) if a != "-x"]
     proc = subprocess.Popen([sys.executable, "-m", "pytest", *args], cwd=ROOT, env=run_env(), text=True,
                             stdout=subprocess.PIPE, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL)
-    with ForkServer(ROOT, run_env(), folder / "server.log") as server:
+    with ForkServer(ROOT, run_env(), folder / "server.log", folder / "pycache") as server:  # as run_catalogue
         code = server.run(args, folder / "out.txt", 300)
     output, _ = proc.communicate(timeout=300)
     return (code, (folder / "out.txt").read_text(encoding="utf-8")), (proc.returncode, output)
@@ -187,3 +187,14 @@ def test_a_run_past_its_time_limit_is_killed_with_everything_it_started(backgrou
         time.sleep(0.1)
     assert all(_gone(p) for p in pids), f"left running: {[p for p in pids if not _gone(p)]}"
     assert server.proc.returncode == 0  # the server itself ended when closed
+
+
+def test_a_fork_server_that_cannot_start_is_one_line_naming_it_and_its_error(tmp_path):
+    (tmp_path / "mutants").mkdir()
+    (tmp_path / "mutants" / "__init__.py").write_text("raise ImportError('planted: no mutants here')\n")
+    env = run_env() | {"PYTHONPATH": str(tmp_path)}
+    with ForkServer(tmp_path, env, tmp_path / "server.log") as server:
+        with pytest.raises(ForkServerError) as err:
+            server.run(["--version"], tmp_path / "out.txt", 60)
+    message = str(err.value)
+    assert "\n" not in message and "mutants.forkserver" in message and "planted: no mutants here" in message, message
