@@ -135,11 +135,14 @@ def schedule(mutants) -> list[int]:
     return sorted(range(len(mutants)), key=lambda i: mutants[i].group != "speed")
 
 
-def run_catalogue(mutants=CATALOGUE, jobs: int = 2, workdir: Path | None = None, *, config: Config) -> list[Outcome]:
+def run_catalogue(mutants=CATALOGUE, jobs: int = 2, workdir: Path | None = None, *, config: Config,
+                  temp_root: Path | None = None) -> list[Outcome]:
     """Run the meta-test over ``mutants``, ``jobs`` at a time (slowest first, :func:`schedule`),
-    with the groups of the grading policy ``config``; outcomes in catalogue order."""
+    with the groups of the grading policy ``config``; outcomes in catalogue order. Its temp
+    folder (mutants, outputs, the fork server's log and bytecode) is made in ``temp_root``
+    (default: the system's) and removed at the end."""
     mutants = list(mutants)
-    with tempfile.TemporaryDirectory(prefix="bpe-mutants-") as tmp, \
+    with tempfile.TemporaryDirectory(prefix="bpe-mutants-", dir=temp_root) as tmp, \
             ForkServer(ROOT, run_env(), Path(tmp) / "forkserver.log", Path(tmp) / "pycache") as server:
         pool = ThreadPoolExecutor(max_workers=jobs)
         try:

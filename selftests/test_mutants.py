@@ -87,10 +87,12 @@ def background(tmp_path_factory, policy):
 
 
 @pytest.fixture(scope="module")
-def outcomes(policy, background):
-    results = run_catalogue(CATALOGUE, jobs=2, config=policy)
+def outcomes(policy, background, tmp_path_factory):
+    """(outcome by mutant name, kill-rate table, the folder the run made its temp folder in)."""
+    temp_root = tmp_path_factory.mktemp("catalogue_temp")
+    results = run_catalogue(CATALOGUE, jobs=2, config=policy, temp_root=temp_root)
     report = table(results)
-    return {o.mutant.name: o for o in results}, report
+    return {o.mutant.name: o for o in results}, report, temp_root
 
 
 def test_catalogue_covers_every_part():
@@ -114,7 +116,7 @@ def test_first_files_are_test_files_of_the_mutants_group(policy):
 
 @pytest.mark.parametrize("mutant", CATALOGUE, ids=[m.name for m in CATALOGUE])
 def test_mutant_is_killed(outcomes, mutant):
-    by_name, report = outcomes
+    by_name, report, _ = outcomes
     o = by_name[mutant.name]
     assert o.killed, (
         f"mutant {mutant.name} ({mutant.group}) survived every graded test of its group: {mutant.description}"
@@ -124,7 +126,7 @@ def test_mutant_is_killed(outcomes, mutant):
 
 
 def test_public_tests_alone_kill_most_mutants(outcomes, capsys):
-    by_name, report = outcomes
+    by_name, report, _ = outcomes
     total, public = kill_rates(list(by_name.values()))
     with capsys.disabled():  # the table goes to the CI log, -s or not
         print("\n\nMutant kill-rate table (mutants/catalogue/):\n" + report, flush=True)
@@ -154,6 +156,27 @@ def test_slowest_mutants_start_first_and_outcomes_keep_catalogue_order(outcomes)
 
 _FAILURE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
 _COUNTS = re.compile(r"^=*\s*(\d+ (?:failed|passed|error).*?) in [\d.]+s", re.M)
+
+
+def _command_lines_naming(text: str) -> list[str]:
+    """The command lines of this machine's processes that contain ``text``."""
+    found = []
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            line = cmdline.read_bytes().replace(b"\0", b" ").decode(errors="replace")
+        except OSError:  # ended meanwhile
+            continue
+        if text in line:
+            found.append(line)
+    return found
+
+
+def test_the_catalogue_leaves_no_temp_folder_nor_process_behind(outcomes):
+    # the fork server's command line names its bytecode folder inside the temp folder, and
+    # each run forked from it keeps that command line
+    temp_root = outcomes[2]
+    assert list(temp_root.iterdir()) == []
+    assert _command_lines_naming(str(temp_root)) == []
 
 
 def _failures_and_counts(output: str) -> tuple[list[str], list[str]]:
