@@ -62,12 +62,18 @@ groups:
     points: 10
     select: ["tests/public/test_primitives.py::test_pair*"]
   - name: stream
-    title: streaming memory (graded only for the attacks in EXTRA_TESTS)
+    title: streaming memory (graded only for the attacks whose SELECTION has it)
     points: 10
     select: ["tests/public/test_encode_iterable.py::*"]
 """
 MEMORY_TEST = "tests/public/test_encode_iterable.py::test_encode_iterable_memory_does_not_grow_with_input"
-EXTRA_TESTS = {"fork_for_memory": [MEMORY_TEST]}  # tests some attacks need on top of TESTS
+# attacks graded on another selection than TESTS
+SELECTION = {
+    "fork_for_memory": [*TESTS, MEMORY_TEST],  # the streaming memory test it attacks, on top
+    # each byte case ends the worker (a fresh one per case, ~0.3 s each): the 3 fixture-file
+    # cases show every case of the group failing and the groups after it unharmed as the 33 did
+    "os_exit_in_encode": [t for t in TESTS if not t.endswith(("::test_byte_ids_are_utf8_bytes", "::test_byte_round_trip"))],
+}
 GRADE_LIMIT = 150.0  # seconds per attack, under load
 
 FULL, ZERO, BELOW, CONTROL, ANY = "full", "zero", "below full", "at most the control", "at most full"
@@ -148,7 +154,9 @@ ODD_NAMES = {
 }
 
 
-def grade(name: str, base: Path, tests: list[str] = TESTS, config_name: str = "grading.yaml", run: str = "") -> dict:
+def grade(name: str, base: Path, tests: list[str] | None = None, config_name: str = "grading.yaml", run: str = "") -> dict:
+    """Grade attack ``name`` on ``tests`` (default: its SELECTION, else TESTS)."""
+    tests = SELECTION.get(name, TESTS) if tests is None else tests
     sub = build(name, base)
     results = base / name / f"results{run}" / "results.json"
     config = base / config_name
@@ -156,8 +164,7 @@ def grade(name: str, base: Path, tests: list[str] = TESTS, config_name: str = "g
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
-         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--tests", *tests,
-         *(EXTRA_TESTS.get(name, []) if tests is TESTS else [])],
+         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--tests", *tests],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=GRADE_LIMIT + 60,
     )
     seconds = time.monotonic() - start
