@@ -56,6 +56,18 @@ def _place(src: Path, dst: Path) -> None:
         shutil.copy2(src, dst)
 
 
+def _place_compiled(src: Path, dst: Path) -> None:
+    """The byte code this interpreter compiled from module ``src``, placed beside its copy
+    ``dst`` (still valid there: same size and modification time), as pip's compiling at
+    install would leave it. Gradings run with ``PYTHONDONTWRITEBYTECODE``, so without it every
+    process they start would compile pytest, hypothesis, yaml... from source again."""
+    if src.suffix != ".py":
+        return
+    compiled = src.parent / "__pycache__" / f"{src.stem}.{sys.implementation.cache_tag}.pyc"
+    if compiled.is_file():
+        _place(compiled, dst.parent / "__pycache__" / compiled.name)
+
+
 def make_venv(dest: Path, project: Path, *, leave_out: tuple[str, ...] = ()) -> Path:
     """A venv at ``dest`` with ``project`` installed editable and its dependencies copied in
     (except the distributions named in ``leave_out``). Returns the venv's python."""
@@ -74,5 +86,6 @@ def make_venv(dest: Path, project: Path, *, leave_out: tuple[str, ...] = ()) -> 
             if rel is None or ".." in rel.parts:
                 continue  # console scripts under bin/ are not needed
             _place(src, site / rel)
+            _place_compiled(src, site / rel)
     (site / "__editable__.bpe_harness.pth").write_text(str(project.resolve()) + "\n")
     return dest / "bin" / "python"
