@@ -21,11 +21,12 @@ class Gradings:
         self.pool, self.base = pool, base
         self.futures: dict[str, Future] = {}
 
-    def start(self, name: str, *args: str, **files: str) -> None:
-        """Queue ``python -m grader ARGS --results <tmp>/NAME/results.json``; each keyword
-        ``option=file`` adds ``--option <tmp>/NAME/file`` (kept on the run as ``run.option``)."""
+    def start(self, name: str, *args: str, timeout: float = 900, **files: str) -> None:
+        """Queue ``python -m grader ARGS --results <tmp>/NAME/results.json`` (``timeout``: see
+        :func:`run_grader`); each other keyword ``option=file`` adds ``--option <tmp>/NAME/file``
+        (kept on the run as ``run.option``)."""
         if name not in self.futures:
-            self.futures[name] = self.pool.submit(self._run, name, args, files)
+            self.futures[name] = self.pool.submit(self._run, name, args, files, timeout)
 
     def submit(self, name: str, work: Callable[[], object]) -> None:
         """Queue any other work (a grading with its own set-up) under ``name``."""
@@ -35,11 +36,17 @@ class Gradings:
     def get(self, name: str):
         return self.futures[name].result()
 
-    def _run(self, name: str, args: tuple[str, ...], files: dict[str, str]) -> GradeRun:
+    def start_whole_suite(self) -> None:
+        """Queue the whole-suite gradings of the reference (with ``--report``) and of the
+        untouched stubs (with ``--junit``), each once a session."""
+        self.start("reference", "grade", "--impl", "reference", report="report.json")
+        self.start("stubs", "grade", junit="junit.xml")
+
+    def _run(self, name: str, args: tuple[str, ...], files: dict[str, str], timeout: float) -> GradeRun:
         out = self.base / name
         out.mkdir(parents=True, exist_ok=True)
         extra = [a for option, file in files.items() for a in (f"--{option}", str(out / file))]
-        run = run_grader(*args, *extra, results=out / "results.json")
+        run = run_grader(*args, *extra, results=out / "results.json", timeout=timeout)
         for option, file in files.items():
             setattr(run, option, out / file)
         return run
@@ -47,12 +54,9 @@ class Gradings:
 
 @pytest.fixture(scope="session")
 def gradings(tmp_path_factory) -> Iterator[Gradings]:
-    """The session's background gradings; the whole-suite ones of the reference and of the
-    untouched stubs are queued first."""
+    """The session's background gradings (nothing is queued until a test asks)."""
     with ThreadPoolExecutor(max_workers=2) as pool:
         runs = Gradings(pool, tmp_path_factory.mktemp("gradings"))
-        runs.start("reference", "grade", "--impl", "reference", report="report.json")
-        runs.start("stubs", "grade", junit="junit.xml")
         yield runs
         for future in runs.futures.values():
             future.cancel()
@@ -61,10 +65,12 @@ def gradings(tmp_path_factory) -> Iterator[Gradings]:
 @pytest.fixture(scope="session")
 def graded_reference(gradings) -> GradeRun:
     """The reference graded on the whole suite (with ``--report``)."""
+    gradings.start_whole_suite()
     return gradings.get("reference")
 
 
 @pytest.fixture(scope="session")
 def graded_stubs(gradings) -> GradeRun:
     """The untouched stubs graded on the whole suite (with ``--junit``)."""
+    gradings.start_whole_suite()
     return gradings.get("stubs")

@@ -32,10 +32,12 @@ DIAGNOSED = {
 }
 
 
-def run_public_tests(submission: Path, test_file: str, diagnosis: bool = True) -> str:
+def run_public_tests(submission: Path, test_file: str, pycache: Path, diagnosis: bool = True) -> str:
     """``pytest -x`` on ``test_file`` for ``submission`` (``BPE_DIAGNOSIS=0`` unless
-    ``diagnosis``): its output."""
-    env = child_env(drop=("BPE_DIAGNOSIS",), keep=("PYTHONPATH",), **({} if diagnosis else {"BPE_DIAGNOSIS": "0"}))
+    ``diagnosis``): its output. The runs share the bytecode cache ``pycache`` (outside the
+    checkout), as a student's runs share theirs, even where PYTHONDONTWRITEBYTECODE is set."""
+    env = child_env(drop=("BPE_DIAGNOSIS", "PYTHONDONTWRITEBYTECODE"), keep=("PYTHONPATH",), PYTHONPYCACHEPREFIX=str(pycache),
+                    **({} if diagnosis else {"BPE_DIAGNOSIS": "0"}))
     env.setdefault("TIKTOKEN_CACHE_DIR", str(ROOT.parent / "shared" / "tiktoken_cache"))
     proc = subprocess.run(
         [sys.executable, "-m", "pytest", "-x", "-q", "-p", "no:randomly", "--submission", str(submission), test_file],
@@ -56,7 +58,7 @@ def outputs(tmp_path_factory) -> dict[str, str]:
 
     def run(job: tuple[str, str, bool]) -> str:
         key, name, diagnosis = job
-        return run_public_tests(build(by_name(name), where / key), DIAGNOSED[name], diagnosis)
+        return run_public_tests(build(by_name(name), where / key), DIAGNOSED[name], where / "pycache", diagnosis)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip([key for key, _, _ in runs], pool.map(run, runs)))

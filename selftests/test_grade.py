@@ -13,7 +13,11 @@ from grader.config import load_config
 from grader.feedback import split_nodeid
 
 from .gradescope_schema import problems
-from .support import ROOT, make_submission, run_grader
+from .support import ROOT, make_submission
+
+# the gradings run in the background, two at a time: the first test to need one waits for it
+# (a hang guard like test_venv's, not a speed bound: the suite's 120 s is per test)
+pytestmark = pytest.mark.timeout(900)
 
 
 def test_reference_gets_full_marks(graded_reference):
@@ -86,9 +90,10 @@ def pretokenize(text):
 
 
 @pytest.fixture(scope="module", autouse=True)
-def module_gradings(gradings, tmp_path_factory):
+def module_gradings(gradings, broken_configs, tmp_path_factory):
     """Every other grading this module checks, queued behind the whole-suite ones so that
     two always run at a time."""
+    gradings.start_whole_suite()
     submission = make_submission(tmp_path_factory.mktemp("partial") / "partial", ("primitives.py", "warmup.py"))
     warmup = submission / "student" / "warmup.py"
     # the warm-up's word tokenizer needs pre-tokenization, which this submission lacks: inline it
@@ -96,6 +101,8 @@ def module_gradings(gradings, tmp_path_factory):
     gradings.start("partial", "grade", "--submission", str(submission))
     gradings.start("subset", "grade", "--impl", "reference", "--tests", "tests/public/test_primitives.py")
     gradings.start("stubs-again", "grade")
+    for name, config in broken_configs.items():
+        gradings.start(f"policy-{name}", "grade", "--config", str(config), timeout=300)
     return gradings
 
 
@@ -142,22 +149,30 @@ def test_junit_xml_lists_every_test(graded_stubs):
 GOOD = (ROOT / "grading.yaml").read_text(encoding="utf-8")
 
 
-@pytest.mark.parametrize(
-    "broken, expected",
-    [
-        (GOOD.replace("hidden_output:", "hiden_output:"), "unknown key 'hiden_output'"),
-        (GOOD.replace("points: 10", "points: ten", 1), "expected a number"),
-        (GOOD.replace("tests/*/test_warmup*.py::*", "tests/*/test_warmpu*.py::*"), "matches no test"),
-        (GOOD.replace("total: 100", "total: 90"), "add up to 100"),
-        (GOOD.replace("groups:", "groups: ["), "not valid YAML"),
-        (GOOD.replace("visibility: visible", "visibility: public", 1), "'public' is not allowed"),
-    ],
-    ids=["bad_key", "bad_type", "empty_selection", "points_do_not_add_up", "bad_yaml", "bad_visibility"],
-)
-def test_broken_grading_yaml_gives_one_line_and_exit_status_2(tmp_path, broken, expected):
-    config = tmp_path / "grading.yaml"
-    config.write_text(broken, encoding="utf-8")
-    run = run_grader("grade", "--config", str(config), results=tmp_path / "results.json", timeout=300)
+BROKEN = {  # id: (grading.yaml text, what the one line must say)
+    "bad_key": (GOOD.replace("hidden_output:", "hiden_output:"), "unknown key 'hiden_output'"),
+    "bad_type": (GOOD.replace("points: 10", "points: ten", 1), "expected a number"),
+    "empty_selection": (GOOD.replace("tests/*/test_warmup*.py::*", "tests/*/test_warmpu*.py::*"), "matches no test"),
+    "points_do_not_add_up": (GOOD.replace("total: 100", "total: 90"), "add up to 100"),
+    "bad_yaml": (GOOD.replace("groups:", "groups: ["), "not valid YAML"),
+    "bad_visibility": (GOOD.replace("visibility: visible", "visibility: public", 1), "'public' is not allowed"),
+}
+
+
+@pytest.fixture(scope="module")
+def broken_configs(tmp_path_factory) -> dict[str, Path]:
+    """Each of ``BROKEN`` written to a grading.yaml of its own."""
+    configs = {}
+    for name, (text, _) in BROKEN.items():
+        configs[name] = tmp_path_factory.mktemp(name) / "grading.yaml"
+        configs[name].write_text(text, encoding="utf-8")
+    return configs
+
+
+@pytest.mark.parametrize("name", BROKEN)
+def test_broken_grading_yaml_gives_one_line_and_exit_status_2(module_gradings, broken_configs, name):
+    config, expected = broken_configs[name], BROKEN[name][1]
+    run = module_gradings.get(f"policy-{name}")
     assert run.code == 2
     message = run.stderr.strip()
     assert len(message.splitlines()) == 1, f"expected one line, got:\n{message}"

@@ -9,6 +9,7 @@ reference needs, the start-up self-check stops grading with a harness error.
 
 from __future__ import annotations
 
+import ast
 import json
 import os
 import shutil
@@ -28,6 +29,17 @@ pytestmark = [
 ]
 
 PART = ["tests/public/test_tokenizer_files.py"]  # the reference's regex, files in and out of the worker
+
+
+def first_test_of_every_file() -> list[str]:
+    """The first test function of every file of the graded suite, as ``--tests`` node ids:
+    every fixture family, adapter and probe (files, speed, memory), visible and hidden."""
+    ids = []
+    for path in sorted((ROOT / "tests").rglob("test_*.py")):
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        name = next(n.name for n in tree.body if isinstance(n, ast.FunctionDef) and n.name.startswith("test_"))
+        ids.append(f"{path.relative_to(ROOT).as_posix()}::{name}")
+    return ids
 COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".hypothesis", "results", "batch-results", ".venv")
 
 
@@ -67,12 +79,14 @@ WHO = ["reference", "correct submission"]
 @pytest.fixture(scope="module")
 def venv_gradings(gradings, tmp_venv, checkout_venv, tmp_path_factory):
     """This module's gradings, queued together in the session's pool (two run at a time):
-    the reference on the whole suite from the venv under /tmp, and each of ``WHO`` on
-    ``PART`` from the ``.venv`` inside the checkout copy."""
+    the reference on the first test of every file from the venv under /tmp (the whole suite
+    is graded once, by graded_reference), and each of ``WHO`` on ``PART`` from the ``.venv``
+    inside the checkout copy."""
     out = tmp_path_factory.mktemp("venv-gradings")
     checkout, python = checkout_venv
     gradings.submit("venv under /tmp: reference", lambda: grade_with(
-        tmp_venv, ROOT, "grade", "--impl", "reference", results=out / "tmp-reference.json"))
+        tmp_venv, ROOT, "grade", "--impl", "reference", "--tests", *first_test_of_every_file(),
+        results=out / "tmp-reference.json"))
     sub = make_submission(out / "sub", from_reference=tuple(p.name for p in (ROOT / "reference").glob("*.py")))
     for who, args in zip(WHO, (["--impl", "reference"], ["--submission", str(sub)])):
         results = out / f"checkout-{who.replace(' ', '-')}.json"
@@ -81,14 +95,16 @@ def venv_gradings(gradings, tmp_venv, checkout_venv, tmp_path_factory):
     return gradings
 
 
-def test_venv_under_tmp_grades_the_reference_in_full(venv_gradings):
+def test_venv_under_tmp_grades_the_reference_with_full_marks_on_every_test_file(venv_gradings):
     proc, data = venv_gradings.get("venv under /tmp: reference")
     assert proc.returncode == 0, proc.stderr
-    assert scored(data)[0] == pytest.approx(100.0), data["output"][-2000:]
+    files = {t["extra_data"]["test"].split("::")[0] for t in data["tests"]}
+    assert len(files) == len(first_test_of_every_file()), sorted(files)
+    assert scored(data) == (pytest.approx(100.0), pytest.approx(100.0)), data["output"][-2000:]
     assert "isolation: own user id, private root directory" in proc.stdout
 
 
-# the reference from the venv under /tmp: in full, above; a correct submission graded from
+# the reference from the venv under /tmp: above; a correct submission graded from
 # there differs from the checkout's case only in where the venv is. The stubs score 0 however
 # broken the set-up is: graded once, by graded_stubs.
 @pytest.mark.parametrize("who", WHO)
