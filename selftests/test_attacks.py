@@ -155,7 +155,9 @@ ODD_NAMES = {
 
 
 def grade(name: str, base: Path, tests: list[str] | None = None, config_name: str = "grading.yaml", run: str = "") -> dict:
-    """Grade attack ``name`` on ``tests`` (default: its SELECTION, else TESTS)."""
+    """Grade attack ``name`` on ``tests`` (default: its SELECTION, else TESTS) as batch grades
+    each submission: ``--self-checked`` (the start-up self-check has its own tests, in
+    test_venv.py; test_nonroot.py grades attacks with it)."""
     tests = SELECTION.get(name, TESTS) if tests is None else tests
     sub = build(name, base)
     results = base / name / f"results{run}" / "results.json"
@@ -164,7 +166,7 @@ def grade(name: str, base: Path, tests: list[str] | None = None, config_name: st
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
-         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--tests", *tests],
+         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--self-checked", "--tests", *tests],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=GRADE_LIMIT + 60,
     )
     seconds = time.monotonic() - start

@@ -100,7 +100,8 @@ def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, 
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
-         "--report", str(report), "--config", str(config), "--quiet", "--max-time", str(max_time), "--tests", *tests],
+         "--report", str(report), "--config", str(config), "--quiet", "--max-time", str(max_time), "--self-checked",
+         "--tests", *tests],  # --self-checked: as batch grades each submission (test_venv checks the self-check)
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=max_time + 60,
     )
     seconds = time.monotonic() - start
