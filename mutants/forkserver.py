@@ -79,13 +79,21 @@ def _quiet_rewrite_warning(preloaded: frozenset[str]) -> None:
     AssertionRewritingHook._warn_already_imported = _warn_already_imported
 
 
+def _die_with_server() -> None:
+    """SIGKILL this process when the server ends (Linux prctl; best effort elsewhere)."""
+    try:
+        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)
+    except (OSError, AttributeError):
+        pass
+
+
 def _child(args: list[str], out: str, preloaded: frozenset[str], pycache: str | None) -> None:
     """In the forked child: own session, output to ``out``, bytecode cached under ``pycache``
     (if given), ``python -m pytest ARGS``; never returns."""
     code = 70
     try:
         os.setsid()
-        ctypes.CDLL(None, use_errno=True).prctl(_PR_SET_PDEATHSIG, signal.SIGKILL)  # the server died: stop
+        _die_with_server()
         fd = os.open(out, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o600)
         null = os.open(os.devnull, os.O_RDONLY)
         os.dup2(null, 0)

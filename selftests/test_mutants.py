@@ -9,20 +9,22 @@ and the kill-rate table is printed to the CI log. The fork server's runs are che
 
 from __future__ import annotations
 
+import hashlib
 import re
 import subprocess
 import sys
 import textwrap
 import time
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
 
 from grader.config import load_config
-from mutants.build import build, mutated_sources
+from mutants.build import REFERENCE, build, mutated_sources
 from mutants.catalogue import CATALOGUE, EXTRA, GROUPS, by_name
-from mutants.meta import ROOT, group_files, kill_rates, pytest_args, run_catalogue, run_env, schedule, table
+from mutants.meta import ROOT, Outcome, group_files, kill_rates, pytest_args, run_catalogue, run_env, schedule, table
 from mutants.runner import ForkServer, ForkServerError, RunTimeout
 
 PUBLIC_KILL_RATE_MIN = 0.8
@@ -86,13 +88,24 @@ def background(tmp_path_factory, policy):
         }
 
 
+def _reference_digest() -> str:
+    return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(REFERENCE.glob("*.py")))).hexdigest()
+
+
+@dataclass
+class CatalogueRun:
+    by_name: dict[str, Outcome]  # in catalogue order
+    report: str  # the kill-rate table
+    temp_root: Path  # the folder the run made its temp folder in
+    reference_digests: tuple[str, str]  # of reference/*.py, before and after the run
+
+
 @pytest.fixture(scope="module")
-def outcomes(policy, background, tmp_path_factory):
-    """(outcome by mutant name, kill-rate table, the folder the run made its temp folder in)."""
+def outcomes(policy, background, tmp_path_factory) -> CatalogueRun:
     temp_root = tmp_path_factory.mktemp("catalogue_temp")
+    before = _reference_digest()
     results = run_catalogue(CATALOGUE, jobs=2, config=policy, temp_root=temp_root)
-    report = table(results)
-    return {o.mutant.name: o for o in results}, report, temp_root
+    return CatalogueRun({o.mutant.name: o for o in results}, table(results), temp_root, (before, _reference_digest()))
 
 
 def test_catalogue_covers_every_part():
@@ -116,8 +129,7 @@ def test_first_files_are_test_files_of_the_mutants_group(policy):
 
 @pytest.mark.parametrize("mutant", CATALOGUE, ids=[m.name for m in CATALOGUE])
 def test_mutant_is_killed(outcomes, mutant):
-    by_name, report, _ = outcomes
-    o = by_name[mutant.name]
+    o = outcomes.by_name[mutant.name]
     assert o.killed, (
         f"mutant {mutant.name} ({mutant.group}) survived every graded test of its group: {mutant.description}"
         + (f"\n  run problem: {o.error}" if o.error else "")
@@ -126,32 +138,24 @@ def test_mutant_is_killed(outcomes, mutant):
 
 
 def test_public_tests_alone_kill_most_mutants(outcomes, capsys):
-    by_name, report, _ = outcomes
-    total, public = kill_rates(list(by_name.values()))
+    report = outcomes.report
+    total, public = kill_rates(list(outcomes.by_name.values()))
     with capsys.disabled():  # the table goes to the CI log, -s or not
         print("\n\nMutant kill-rate table (mutants/catalogue/):\n" + report, flush=True)
     assert public >= PUBLIC_KILL_RATE_MIN, f"public kill rate {public:.0%} < {PUBLIC_KILL_RATE_MIN:.0%}\n{report}"
 
 
-def test_building_every_mutant_leaves_reference_untouched(tmp_path):
-    import hashlib
-
-    from mutants.build import REFERENCE, build
-
-    def digest() -> str:
-        return hashlib.sha256(b"".join(p.read_bytes() for p in sorted(REFERENCE.glob("*.py")))).hexdigest()
-
-    before = digest()
-    for mutant in CATALOGUE:
-        build(mutant, tmp_path / mutant.name)
-    assert digest() == before
+def test_building_and_running_every_mutant_leaves_reference_untouched(outcomes):
+    # the catalogue builds every mutant (a copy of reference/ with its edits) and runs it
+    before, after = outcomes.reference_digests
+    assert after == before
 
 
 def test_slowest_mutants_start_first_and_outcomes_keep_catalogue_order(outcomes):
     order = schedule(CATALOGUE)
     speed = [i for i, m in enumerate(CATALOGUE) if m.group == "speed"]
     assert speed and order[: len(speed)] == speed and sorted(order) == list(range(len(CATALOGUE)))
-    assert list(outcomes[0]) == [m.name for m in CATALOGUE]
+    assert list(outcomes.by_name) == [m.name for m in CATALOGUE]
 
 
 _FAILURE = re.compile(r"^(?:FAILED|ERROR) (\S+)", re.M)
@@ -174,7 +178,7 @@ def _command_lines_naming(text: str) -> list[str]:
 def test_the_catalogue_leaves_no_temp_folder_nor_process_behind(outcomes):
     # the fork server's command line names its bytecode folder inside the temp folder, and
     # each run forked from it keeps that command line
-    temp_root = outcomes[2]
+    temp_root = outcomes.temp_root
     assert list(temp_root.iterdir()) == []
     assert _command_lines_naming(str(temp_root)) == []
 
