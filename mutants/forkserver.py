@@ -15,8 +15,8 @@ where PYTHONDONTWRITEBYTECODE is set, so the harness, the tests and the referenc
 (and the tests' asserts rewritten) once, not in every run; nothing is written beside the sources.
 
 Protocol, one JSON object per line: requests on stdin ``{"run": ID, "args": [...], "out":
-PATH}`` or ``{"kill": ID}``; replies on stdout ``{"id": ID, "code": EXIT_CODE}`` when a run
-ends (``-N``: killed by signal N). At end of input every running child's session is killed
+PATH}`` or ``{"kill": ID}``; replies on stdout: ``{"ready": [...]}`` once the imports are
+done, then ``{"id": ID, "code": EXIT_CODE}`` when a run ends (``-N``: killed by signal N). At end of input every running child's session is killed
 and the server exits.
 """
 
@@ -46,7 +46,10 @@ def preload() -> frozenset[str]:
     import _pytest.config
 
     for name in _pytest.config.default_plugins:
-        importlib.import_module(f"_pytest.{name}")
+        try:
+            importlib.import_module(f"_pytest.{name}")
+        except ImportError:  # a name some pytest version maps elsewhere: the run imports it itself
+            pass
     for entry_point in importlib.metadata.entry_points(group="pytest11"):
         try:
             entry_point.load()
