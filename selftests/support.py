@@ -119,11 +119,12 @@ def build_layout(layout: str, dest: Path) -> Path:
 
 def grade_with_private_tmp(sub: Path, out: Path, *extra: str, tests: list[str] | None = None) -> dict:
     """``python -m grader grade`` on ``sub`` (``tests``: a ``--tests`` selection) with a
-    private TMPDIR: return code, output, results, group scores (``[got, most]``), seconds and
-    what was left in the TMPDIR."""
+    private TMPDIR, run beside other gradings (no busy-polling for replies, as ``batch`` runs
+    several at once): return code, output, results, group scores (``[got, most]``), seconds
+    and what was left in the TMPDIR."""
     private = out / "tmp"
     private.mkdir(parents=True)
-    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(private))
+    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(private), BPE_GRADER_SPIN="0")
     results = out / "results.json"
     cmd = [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results), *extra]
     if tests:

@@ -290,7 +290,8 @@ def fake_autograder(bundle: Path, root: Path) -> Path:
 def run_autograder(root: Path, policy: Path | None = None, extra: str = "") -> dict:
     import json
 
-    env = student_env() | {"AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable, "AUTOGRADER_EXTRA_ARGS": extra}
+    env = student_env() | {"AUTOGRADER_ROOT": str(root), "PYTHON": sys.executable, "AUTOGRADER_EXTRA_ARGS": extra,
+                           "BPE_GRADER_SPIN": "0"}  # run beside other gradings, as batch does: no busy-polling
     if policy is not None:
         env["AUTOGRADER_CONFIG"] = str(policy)
     proc = subprocess.run(["bash", str(root / "run_autograder")], cwd=root, env=env, capture_output=True, text=True,
