@@ -18,6 +18,7 @@ every failed test whose calls the harness recorded: ``mutants.plugin`` answers w
 
 from __future__ import annotations
 
+import gc
 import json
 import os
 import signal
@@ -122,6 +123,11 @@ class GradingSession:
         # feedback the student sees (see pytest_runtest_setup for the guard)
         items.sort(key=lambda item: self.tests[item.nodeid]["visibility"] != "visible")
         self.write(incomplete=True)
+        # what imports and collection made lives until the run ends: out of the collector's
+        # sight, each of its full passes during the tests (and pytest's five at the end) no
+        # longer walks pytest's, hypothesis's and the suite's objects again (~0.35 s of CPU of
+        # a ~1.4 s test run of 10 tests)
+        gc.freeze()
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
