@@ -154,15 +154,17 @@ ODD_NAMES = {
 }
 
 
-def grade(name: str, base: Path, tests: list[str] | None = None, config_name: str = "grading.yaml", run: str = "") -> dict:
+def grade(name: str, base: Path, tests: list[str] | None = None, config_name: str = "grading.yaml", run: str = "",
+          side_by_side: bool = False) -> dict:
     """Grade attack ``name`` on ``tests`` (default: its SELECTION, else TESTS) as batch grades
     each submission: ``--self-checked`` (the start-up self-check has its own tests, in
-    test_venv.py; test_nonroot.py grades attacks with it)."""
+    test_venv.py; test_nonroot.py grades attacks with it) and, ``side_by_side`` with other
+    gradings, without busy-polling for replies (``BPE_GRADER_SPIN=0``)."""
     tests = SELECTION.get(name, TESTS) if tests is None else tests
     sub = build(name, base)
     results = base / name / f"results{run}" / "results.json"
     config = base / config_name
-    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",))
+    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), **({"BPE_GRADER_SPIN": "0"} if side_by_side else {}))
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
@@ -192,7 +194,7 @@ def graded(tmp_path_factory):
     before = fixtures_digest()
     order = [*SLOW, *(name for name in EXPECT if name not in SLOW)]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        outcomes = dict(zip(order, pool.map(lambda n: grade(n, base), order)))
+        outcomes = dict(zip(order, pool.map(lambda n: grade(n, base, side_by_side=True), order)))
     outcomes["_fixtures_unchanged"] = fixtures_digest() == before
     return outcomes
 

@@ -96,7 +96,8 @@ def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, 
     config = base / "grading.yaml"
     config.write_text(CONFIG.format(call_timeout=call_timeout, hang_timeout=hang_timeout))
     results, report = base / "out" / "results.json", base / "out" / "report.json"
-    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(tmp))
+    # graded side by side with the module's other gradings: no busy-polling, as batch runs them
+    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(tmp), BPE_GRADER_SPIN="0")
     start = time.monotonic()
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
