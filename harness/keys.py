@@ -12,7 +12,7 @@ Session state (``config.stash``):
   its calls (the running test's list, or nowhere).
 - :data:`LOADED`: how the submission was loaded (``layout``, ``left_out``, ``stand_ins``):
   the live facts of the submission's backend.
-- :data:`CONFINEMENT`: how the last started worker is isolated (put there by
+- :data:`CONFINEMENT`: how the submission's worker is isolated (put there by
   ``sandbox.plugin``; absent in-process).
 
 Test state (``item.stash``): :data:`RECORDS`, the submission's calls during the test's call

@@ -63,6 +63,7 @@ class WorkerBackend:
             self.layout, self._only = S.detect_layout(self.source_root) or S.Layout("no adapters", "adapters.py"), None
         self._copy_error: str | None = None
         self.facts: dict[str, object] = {}  # how the submission was loaded: layout, left_out, stand_ins
+        self.confinement: str | None = None  # how its last started worker is isolated (for reports)
         self.limits = limits or IsolationLimits()
         self.drop_privileges = drop_privileges
         self.spin = default_spin() if spin is None else spin

@@ -54,9 +54,9 @@ from harness import keys
 from .backend import WorkerBackend
 from .forbidden import FORBIDDEN_MODULES
 from .limits import IsolationLimits
-from .registry import CONFINEMENT, close_all, restart_workers
+from .registry import close_all, restart_workers
 
-__all__ = ["CONFINEMENT", "backend_for", "close_all", "forbidden_for", "limits_for", "restart_workers"]
+__all__ = ["backend_for", "close_all", "forbidden_for", "limits_for", "restart_workers"]
 
 
 def limits_for(config: Any) -> IsolationLimits:

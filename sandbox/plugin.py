@@ -5,7 +5,7 @@ call). It implements the harness's ``pytest_bpe_make_backend`` hook with a
 :class:`~sandbox.backend.WorkerBackend` (:func:`sandbox.isolation.backend_for`) whose limits and
 forbidden modules come from the grading policy in the session's stash
 (:data:`harness.keys.POLICY`; defaults without one),
-and puts how the last started worker is isolated in ``config.stash[CONFINEMENT]`` after each
+and puts how the submission's worker is isolated in ``config.stash[CONFINEMENT]`` after each
 test, for the grading report. The worker code is imported only under ``--isolate``.
 """
 
@@ -34,20 +34,26 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     )
 
 
+BACKENDS = pytest.StashKey["dict[str, WorkerBackend]"]()  # the session's worker backends by role
+
+
 def pytest_bpe_make_backend(config: pytest.Config, which: str) -> "WorkerBackend | None":
     if not config.getoption("isolate"):
         return None
     from .isolation import backend_for  # limits and forbidden modules from the grading policy
 
-    return backend_for(config, which)
+    backend = backend_for(config, which)
+    config.stash.setdefault(BACKENDS, {})[which] = backend
+    return backend
 
 
 def _note_confinement(config: pytest.Config) -> None:
-    if config.getoption("isolate"):
-        from .registry import CONFINEMENT
-
-        if CONFINEMENT[0]:
-            config.stash[keys.CONFINEMENT] = CONFINEMENT[0]
+    """How the submission's worker is isolated (the reference's, until one has started)."""
+    made = config.stash.get(BACKENDS, {})
+    for backend in (made.get("submission"), made.get("reference")):
+        if backend is not None and backend.confinement:
+            config.stash[keys.CONFINEMENT] = backend.confinement
+            return
 
 
 @pytest.hookimpl(hookwrapper=True)

@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import leftovers, proctree, registry, uids
+from . import leftovers, proctree, uids
 from .channel import TrustedEnd, widen_pipe
 from .failures import WorkerDied, WorkerFailure, WorkerTimeout
 
@@ -209,7 +209,7 @@ class WorkerProcess(TrustedEnd):
             raise self.violation(f"did not start properly ({ready!r:.200})")
         self.info = ready[2]
         self._adopt_inner_pid()
-        registry.CONFINEMENT[0] = self.confinement()  # read while the worker waits, alive, for "go"
+        backend.confinement = self.confinement()  # read while the worker waits, alive, for "go"
         self.send(["go", 0])
         hello = self.recv(0, wait, "starting (importing adapters.py)")
         if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:

@@ -1,7 +1,6 @@
 """The live worker backends of this process: every one is stopped at exit.
 
-:class:`sandbox.backend.WorkerBackend` registers itself here when made and leaves when closed;
-:data:`CONFINEMENT` says how the last started worker is isolated (for the grading report).
+:class:`sandbox.backend.WorkerBackend` registers itself here when made and leaves when closed.
 """
 
 from __future__ import annotations
@@ -12,7 +11,6 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:  # pragma: no cover
     from .backend import WorkerBackend
 
-CONFINEMENT: list[str | None] = [None]  # how the last started worker is isolated (for reports)
 LIVE: "set[WorkerBackend]" = set()  # strong references: every worker is stopped at exit
 
 
