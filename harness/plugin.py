@@ -16,10 +16,11 @@ from __future__ import annotations
 
 import copy
 import os
+from pathlib import Path
 
 import pytest
 
-from . import bounded, hooks, keys
+from . import bounded, hooks, keys, timeouts
 from . import impl as impl_mod
 from .recording import CallLog
 from .values import WrongResult
@@ -120,12 +121,16 @@ def pytest_runtest_call(item: pytest.Item):
     log.records = None
 
 
-def _one_line(excinfo: pytest.ExceptionInfo) -> str | None:
-    """The whole failure message of an exception reported as one line, else None."""
+def _one_line(excinfo: pytest.ExceptionInfo, config: pytest.Config | None = None) -> str | None:
+    """The whole failure message of an exception reported as one line, else None (a test
+    over its time limit: the line, and in-process the submission's frames, from ``config``)."""
     if excinfo.errisinstance(NotImplementedError):
         return _not_implemented_line(excinfo)
     if excinfo.errisinstance((impl_mod.BrokenImplementation, WrongResult)):
         return str(excinfo.value)
+    if config is not None and timeouts.timeout_limit(excinfo) is not None:
+        root = config.getoption("submission") or impl_mod.ROOT
+        return timeouts.timeout_message(excinfo, Path(root))
     return None
 
 
@@ -135,12 +140,16 @@ def pytest_one_line_report(item: pytest.Item, call: pytest.CallInfo) -> pytest.T
     (which parses each traceback file's source: ~30 ms a failure, most of the time of
     grading the untouched stubs); None lets pytest make every other report."""
     excinfo = call.excinfo
-    line = _one_line(excinfo) if isinstance(excinfo, pytest.ExceptionInfo) else None
+    line = _one_line(excinfo, item.config) if isinstance(excinfo, pytest.ExceptionInfo) else None
     if line is None:
         return None
     told = copy.copy(call)
     told.excinfo = line  # not an ExceptionInfo: pytest takes it as the failure's text
-    return pytest.TestReport.from_item_and_call(item, told)
+    report = pytest.TestReport.from_item_and_call(item, told)
+    if timeouts.timeout_limit(excinfo) is not None:  # the dump of other threads names harness frames
+        kept = [(title, timeouts.without_stack_dump(text)) for title, text in report.sections]
+        report.sections = [(title, text) for title, text in kept if text.strip()]
+    return report
 
 
 def _short(format_failure):

@@ -1,0 +1,91 @@
+"""pytest-timeout's failure told for a student: the limit, the submission's call in progress.
+
+pytest-timeout ends a test over its limit with ``Failed: Timeout (>3.0s) from pytest-timeout.``
+raised wherever the test happened to be: its traceback runs through the harness (and, when
+grading, ends in the sandbox's wait for the worker). :func:`timeout_message` turns it into
+``Timeout (>3.0s): the test took longer than its limit of 3.0 s while your code was running
+adapters.run_merge(...)``, read from the traceback's frames of :mod:`harness.impl`; run
+in-process, the submission's own frames follow, as ``file:line in function`` relative to it.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+from types import CodeType
+
+import pytest
+
+from .impl import ROOT, Handle, Implementation
+
+PYTEST_TIMEOUT = re.compile(r"Timeout \(>([0-9.]+)s\) from pytest-timeout")
+STACK_DUMP = re.compile(r"\++ Timeout \++\n.*?\++ Timeout \++\n?", re.S)  # pytest-timeout's dump of other threads
+HARNESS_PARTS = ("harness", "sandbox", "grader", "mutants")  # this project's packages, never the student's
+MAX_FRAMES = 8  # the innermost frames of the submission shown
+
+
+def _describe_call(code: CodeType, local: dict) -> str | None:
+    """The submission call a frame of :mod:`harness.impl` is making, else None."""
+    if code is Implementation.call.__code__:
+        return f"adapters.{local.get('adapter')}(...)"
+    if code in (Handle._call.__code__, Handle.encode_iterable.__code__):
+        handle = local.get("self")
+        name = local.get("name", "encode_iterable")
+        made_by = getattr(handle, "_made_by", None)
+        return f"{name}(...) of the tokenizer from adapters.{made_by}(...)" if made_by else f"{name}(...)"
+    return None
+
+
+def call_in_progress(excinfo: pytest.ExceptionInfo) -> tuple[str, int] | None:
+    """The innermost call into the submission that the traceback of ``excinfo`` passes
+    through, and the index of its frame in the traceback; None if it passes through none."""
+    entries = list(excinfo.traceback)
+    for index in range(len(entries) - 1, -1, -1):
+        described = _describe_call(entries[index].frame.code.raw, entries[index].frame.f_locals)
+        if described is not None:
+            return described, index
+    return None
+
+
+def student_frames(excinfo: pytest.ExceptionInfo, root: Path, start: int = 0) -> list[str]:
+    """The traceback's frames from index ``start`` on that are in files of the submission at
+    ``root`` (none of this project's packages), innermost last, as ``path:line in function``
+    relative to ``root``."""
+    root = root.resolve()
+    ours = tuple(str(ROOT / part) + os.sep for part in HARNESS_PARTS)
+    shown = []
+    for entry in list(excinfo.traceback)[start:]:
+        path = os.path.realpath(str(entry.path))
+        if not path.startswith(str(root) + os.sep) or path.startswith(ours):
+            continue
+        shown.append(f"{os.path.relpath(path, root)}:{entry.lineno + 1} in {entry.name}")
+    return shown[-MAX_FRAMES:]
+
+
+def timeout_limit(excinfo: pytest.ExceptionInfo) -> str | None:
+    """The limit (``"3.0"``) of a pytest-timeout failure, else None."""
+    if not excinfo.errisinstance(pytest.fail.Exception):
+        return None
+    found = PYTEST_TIMEOUT.search(str(excinfo.value))
+    return found.group(1) if found else None
+
+
+def timeout_message(excinfo: pytest.ExceptionInfo, root: Path) -> str | None:
+    """The failure of a test stopped by pytest-timeout told in a line (and, in-process, the
+    submission's frames at that moment, from ``root``), else None for any other failure."""
+    limit = timeout_limit(excinfo)
+    if limit is None:
+        return None
+    running = call_in_progress(excinfo)
+    where = f"while your code was running {running[0]}" if running else "while the test itself was running"
+    line = f"Timeout (>{limit}s): the test took longer than its limit of {limit} s {where}"
+    frames = student_frames(excinfo, root, running[1]) if running else []
+    if frames:
+        line += "\nyour code was at (innermost last):\n" + "\n".join(f"  {f}" for f in frames)
+    return line
+
+
+def without_stack_dump(text: str) -> str:
+    """``text`` (a captured output) without pytest-timeout's dump of the other threads' stacks."""
+    return STACK_DUMP.sub("", text)

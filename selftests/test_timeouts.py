@@ -1,0 +1,104 @@
+"""A test over its time limit is told in one line naming the submission's call in progress.
+
+pytest-timeout's failure is raised wherever the test is when the limit passes; here the
+submission raises that same failure itself, so the rule is checked in-process, at once, on
+the traceback a real timeout leaves (the isolated grading: test_robustness.py's "timed_out").
+"""
+
+from __future__ import annotations
+
+import sys
+from collections.abc import Iterator
+from pathlib import Path
+
+import pytest
+
+from harness import timeouts
+from harness.impl import Implementation, LocalBackend
+
+PYTEST_TIMEOUT = "Timeout (>2.5s) from pytest-timeout."  # pytest_timeout.PYTEST_FAILURE_MESSAGE % 2.5
+ADAPTERS = f'''
+from slowcode.slow import deep
+
+
+def run_merge(ids, pair, new_id):
+    return deep()
+
+
+class Tok:
+    def encode(self, text):
+        return deep()
+
+
+def get_tokenizer(vocab, merges, special_tokens=None):
+    return Tok()
+'''
+SLOW = f'''
+import pytest
+
+
+def deep():
+    return deeper()
+
+
+def deeper():
+    raise pytest.fail.Exception({PYTEST_TIMEOUT!r})  # as pytest-timeout's signal handler does, here
+'''
+HARNESS_FRAME = ("harness/", "sandbox/", "grader/", "site-packages", "pytest")
+
+
+@pytest.fixture
+def submission(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
+    """A submission whose package (not named ``student``: the session's own) goes from
+    ``sys.modules`` and ``sys.path`` again after the test."""
+    sub = tmp_path / "sub"
+    (sub / "slowcode").mkdir(parents=True)
+    (sub / "slowcode" / "__init__.py").write_text("")
+    (sub / "slowcode" / "slow.py").write_text(SLOW)
+    (sub / "adapters.py").write_text(ADAPTERS)
+    monkeypatch.setattr(sys, "path", list(sys.path))
+    yield sub
+    for name, module in list(sys.modules.items()):
+        if str(getattr(module, "__file__", None) or "").startswith(str(sub)):
+            del sys.modules[name]
+
+
+CALLS = {
+    "adapter": (lambda impl: impl.run_merge([1, 2], (1, 2), 3), "adapters.run_merge(...)"),
+    "method": (lambda impl: impl.get_tokenizer({}, [], None).encode("x"),
+               "encode(...) of the tokenizer from adapters.get_tokenizer(...)"),
+}
+
+
+@pytest.mark.parametrize("kind", list(CALLS))
+def test_a_timeout_names_the_call_in_progress_and_only_the_submissions_frames(submission, kind):
+    call, named = CALLS[kind]
+    impl = Implementation(LocalBackend("student", submission))
+    with pytest.raises(pytest.fail.Exception) as info:
+        call(impl)
+    message = timeouts.timeout_message(info, submission)
+    first, *rest = message.splitlines()
+    assert first == f"Timeout (>2.5s): the test took longer than its limit of 2.5 s while your code was running {named}"
+    frames = [line.strip() for line in rest[1:]]
+    line_of = {text.strip().split()[0]: n for n, text in enumerate(SLOW.splitlines(), 1) if text.startswith("    ")}
+    assert frames[-2:] == [f"slowcode/slow.py:{line_of['return']} in deep", f"slowcode/slow.py:{line_of['raise']} in deeper"]
+    assert not any(part in message for part in HARNESS_FRAME), message
+    assert str(submission) not in message, message
+
+
+def test_a_timeout_outside_the_submission_says_the_test_itself_was_running(submission):
+    with pytest.raises(pytest.fail.Exception) as info:
+        pytest.fail(PYTEST_TIMEOUT)
+    message = timeouts.timeout_message(info, submission)
+    assert message == "Timeout (>2.5s): the test took longer than its limit of 2.5 s while the test itself was running"
+
+
+def test_other_failures_are_no_timeouts(submission):
+    with pytest.raises(pytest.fail.Exception) as info:
+        pytest.fail("Timeout in your own words")
+    assert timeouts.timeout_message(info, submission) is None
+
+
+def test_the_stack_dump_of_other_threads_is_taken_out_of_captured_output():
+    dump = "+++++ Timeout +++++\n~~~ Stack of Thread-1 (_drain) (1) ~~~\n  File \"/x/sandbox/process.py\"\n+++++ Timeout +++++\n"
+    assert timeouts.without_stack_dump(f"printed before\n{dump}printed after\n") == "printed before\nprinted after\n"
