@@ -14,6 +14,7 @@ import os
 import re
 from pathlib import Path
 from types import CodeType
+from typing import NamedTuple
 
 import pytest
 
@@ -22,29 +23,41 @@ from .impl import ROOT, Handle, Implementation
 PYTEST_TIMEOUT = re.compile(r"Timeout \(>([0-9.]+)s\) from pytest-timeout")
 STACK_DUMP = re.compile(r"\++ Timeout \++\n.*?\++ Timeout \++\n?", re.S)  # pytest-timeout's dump of other threads
 HARNESS_PARTS = ("harness", "sandbox", "grader", "mutants")  # this project's packages, never the student's
+CHECKS = {ROOT / "harness" / "values.py", ROOT / "harness" / "recording.py"}  # after a call: its result checked, recorded
 MAX_FRAMES = 8  # the innermost frames of the submission shown
+
+
+class Call(NamedTuple):
+    """A call into the submission seen in a traceback: how to name it, the index of its
+    :mod:`harness.impl` frame, and whether the submission was still running it (else the
+    harness was checking its result)."""
+
+    name: str
+    index: int
+    running: bool
 
 
 def _describe_call(code: CodeType, local: dict) -> str | None:
     """The submission call a frame of :mod:`harness.impl` is making, else None."""
     if code is Implementation.call.__code__:
         return f"adapters.{local.get('adapter')}(...)"
-    if code in (Handle._call.__code__, Handle.encode_iterable.__code__):
-        handle = local.get("self")
-        name = local.get("name", "encode_iterable")
-        made_by = getattr(handle, "_made_by", None)
+    if code in (Handle._call.__code__, Handle.encode_iterable.__code__, Handle.probe.__code__):
+        name = local.get("name", "encode_iterable")  # the probes stream a file through encode_iterable
+        made_by = getattr(local.get("self"), "_made_by", None)
         return f"{name}(...) of the tokenizer from adapters.{made_by}(...)" if made_by else f"{name}(...)"
     return None
 
 
-def call_in_progress(excinfo: pytest.ExceptionInfo) -> tuple[str, int] | None:
+def call_in_progress(excinfo: pytest.ExceptionInfo) -> Call | None:
     """The innermost call into the submission that the traceback of ``excinfo`` passes
-    through, and the index of its frame in the traceback; None if it passes through none."""
+    through; None if it passes through none."""
     entries = list(excinfo.traceback)
     for index in range(len(entries) - 1, -1, -1):
         described = _describe_call(entries[index].frame.code.raw, entries[index].frame.f_locals)
         if described is not None:
-            return described, index
+            inner = entries[index + 1] if index + 1 < len(entries) else None
+            checking = inner is None or inner.name == "_record" or Path(str(inner.path)) in CHECKS
+            return Call(described, index, not checking)
     return None
 
 
@@ -77,10 +90,15 @@ def timeout_message(excinfo: pytest.ExceptionInfo, root: Path) -> str | None:
     limit = timeout_limit(excinfo)
     if limit is None:
         return None
-    running = call_in_progress(excinfo)
-    where = f"while your code was running {running[0]}" if running else "while the test itself was running"
+    call = call_in_progress(excinfo)
+    if call is None:
+        where = "while the test itself was running"
+    elif call.running:
+        where = f"while your code was running {call.name}"
+    else:
+        where = f"while the harness was checking what your {call.name} returned"
     line = f"Timeout (>{limit}s): the test took longer than its limit of {limit} s {where}"
-    frames = student_frames(excinfo, root, running[1]) if running else []
+    frames = student_frames(excinfo, root, call.index) if call is not None and call.running else []
     if frames:
         line += "\nyour code was at (innermost last):\n" + "\n".join(f"  {f}" for f in frames)
     return line

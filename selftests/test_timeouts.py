@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from harness import timeouts
+from harness import registry, timeouts, values
 from harness.impl import Implementation, LocalBackend
 
 PYTEST_TIMEOUT = "Timeout (>2.5s) from pytest-timeout."  # pytest_timeout.PYTEST_FAILURE_MESSAGE % 2.5
@@ -23,6 +23,10 @@ from slowcode.slow import deep
 
 def run_merge(ids, pair, new_id):
     return deep()
+
+
+def run_pretokenize(text):
+    return [text]
 
 
 class Tok:
@@ -91,6 +95,19 @@ def test_a_timeout_outside_the_submission_says_the_test_itself_was_running(submi
         pytest.fail(PYTEST_TIMEOUT)
     message = timeouts.timeout_message(info, submission)
     assert message == "Timeout (>2.5s): the test took longer than its limit of 2.5 s while the test itself was running"
+
+
+def test_a_timeout_while_a_result_is_checked_says_the_call_had_returned(submission, monkeypatch):
+    class SlowToCheck(values.Shape):
+        def check(self, value, where):
+            raise pytest.fail.Exception(PYTEST_TIMEOUT)
+
+    monkeypatch.setitem(registry.ADAPTERS, "run_pretokenize", registry.Adapter(SlowToCheck("list[str]")))
+    with pytest.raises(pytest.fail.Exception) as info:
+        Implementation(LocalBackend("student", submission)).run_pretokenize("x")
+    message = timeouts.timeout_message(info, submission)
+    assert message == ("Timeout (>2.5s): the test took longer than its limit of 2.5 s"
+                       " while the harness was checking what your adapters.run_pretokenize(...) returned")
 
 
 def test_other_failures_are_no_timeouts(submission):
