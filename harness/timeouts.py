@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import os
 import re
+import signal
+import threading
 from pathlib import Path
 from types import CodeType
 from typing import NamedTuple
@@ -25,6 +27,41 @@ STACK_DUMP = re.compile(r"\++ Timeout \++\n.*?\++ Timeout \++\n?", re.S)  # pyte
 HARNESS_PARTS = ("harness", "sandbox", "grader", "mutants")  # this project's packages, never the student's
 CHECKS = {ROOT / "harness" / "values.py", ROOT / "harness" / "recording.py"}  # after a call: its result checked, recorded
 MAX_FRAMES = 8  # the innermost frames of the submission shown
+
+
+class TestTimeout(BaseException):
+    """A test over its time limit, raised by :class:`SignalTimer` with pytest-timeout's own
+    text. Not an ``Exception`` nor pytest's ``Failed``, which Hypothesis takes for a failing
+    example and replays (each replay hanging again, with no second alarm): it ends the test
+    at once, and pytest reports it as failed."""
+
+
+class SignalTimer:
+    """pytest-timeout's ``signal`` method (its default on Linux) raising :class:`TestTimeout`;
+    registered only where pytest-timeout is loaded, whose hooks these are. Its other
+    methods, and runs off the main thread, are left to pytest-timeout."""
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_timeout_set_timer(self, item: pytest.Item, settings) -> bool | None:
+        if settings.method != "signal" or threading.current_thread() is not threading.main_thread():
+            return None
+
+        def alarm(signum, frame) -> None:
+            __tracebackhide__ = True
+            from pytest_timeout import is_debugging
+
+            if not settings.disable_debugger_detection and is_debugging():
+                return  # a student at a breakpoint is never timed out, as with pytest-timeout
+            raise TestTimeout(f"Timeout (>{settings.timeout}s) from pytest-timeout.")
+
+        def cancel() -> None:
+            signal.setitimer(signal.ITIMER_REAL, 0)
+            signal.signal(signal.SIGALRM, signal.SIG_DFL)
+
+        item.cancel_timeout = cancel  # what pytest-timeout's cancel hook calls
+        signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, settings.timeout)
+        return True
 
 
 class Call(NamedTuple):
@@ -78,7 +115,7 @@ def student_frames(excinfo: pytest.ExceptionInfo, root: Path, start: int = 0) ->
 
 def timeout_limit(excinfo: pytest.ExceptionInfo) -> str | None:
     """The limit (``"3.0"``) of a pytest-timeout failure, else None."""
-    if not excinfo.errisinstance(pytest.fail.Exception):
+    if not excinfo.errisinstance((TestTimeout, pytest.fail.Exception)):
         return None
     found = PYTEST_TIMEOUT.search(str(excinfo.value))
     return found.group(1) if found else None

@@ -8,6 +8,7 @@ the traceback a real timeout leaves (the isolated grading: test_robustness.py's 
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -119,3 +120,22 @@ def test_other_failures_are_no_timeouts(submission):
 def test_the_stack_dump_of_other_threads_is_taken_out_of_captured_output():
     dump = "+++++ Timeout +++++\n~~~ Stack of Thread-1 (_drain) (1) ~~~\n  File \"/x/sandbox/process.py\"\n+++++ Timeout +++++\n"
     assert timeouts.without_stack_dump(f"printed before\n{dump}printed after\n") == "printed before\nprinted after\n"
+
+
+def test_the_timer_ends_a_hypothesis_test_at_once_with_pytest_timeouts_text():
+    """Hypothesis replays a failing example ('Failed' included), which hangs again with no
+    alarm left: the timer's exception must be one Hypothesis lets through."""
+    from types import SimpleNamespace
+
+    from hypothesis.core import failure_exceptions_to_catch
+
+    assert not issubclass(timeouts.TestTimeout, failure_exceptions_to_catch())
+    item, settings = SimpleNamespace(), SimpleNamespace(method="signal", timeout=0.05, disable_debugger_detection=True)
+    assert timeouts.SignalTimer().pytest_timeout_set_timer(item, settings) is True
+    try:
+        with pytest.raises(timeouts.TestTimeout) as info:
+            for _ in range(200):
+                time.sleep(0.01)
+    finally:
+        item.cancel_timeout()
+    assert timeouts.timeout_limit(info) == "0.05"
