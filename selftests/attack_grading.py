@@ -42,17 +42,23 @@ groups:
 """
 
 
-def build(name: str, base: Path) -> Path:
-    """The attack's submission: reference/ as student/, the honest adapters beside it, then the attack."""
-    sub = base / "submission"
+def attack_submission(attack: Path, sub: Path) -> Path:
+    """The submission at ``sub`` made from the attack folder ``attack``: reference/ as student/,
+    the honest adapters beside it (student/base_adapters.py), then the attack's files ("x.attack"
+    becomes "x": conftest.py and friends stay inert in this repository)."""
     shutil.copytree(ROOT / "reference", sub / "student", ignore=shutil.ignore_patterns("__pycache__"))
     shutil.copyfile(ROOT / "adapters.py", sub / "student" / "base_adapters.py")
-    for path in (ATTACKS / name).rglob("*"):
+    for path in attack.rglob("*"):
         if path.is_file() and "__pycache__" not in path.parts:
-            target = sub / path.relative_to(ATTACKS / name)
+            target = sub / str(path.relative_to(attack)).removesuffix(".attack")
             target.parent.mkdir(parents=True, exist_ok=True)
             shutil.copyfile(path, target)
     return sub
+
+
+def build(name: str, base: Path) -> Path:
+    """The submission of robustness attack ``name``, in ``base``."""
+    return attack_submission(ATTACKS / name, base / "submission")
 
 
 def processes_using(folder: Path) -> list[str]:

@@ -13,7 +13,6 @@ import hashlib
 import json
 import os
 import re
-import shutil
 import subprocess
 import sys
 import time
@@ -24,6 +23,8 @@ import pytest
 
 from harness.impl import ROOT
 from harness.childenv import child_env
+
+from .attack_grading import attack_submission
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 TESTS = [
@@ -127,16 +128,9 @@ def fixtures_digest() -> str:
 
 
 def build(name: str, base: Path) -> Path:
-    """The attack's submission: reference/ as student/, the honest adapters beside it, then the attack."""
-    sub = base / name / "submission"
-    shutil.copytree(ROOT / "reference", sub / "student", ignore=shutil.ignore_patterns("__pycache__"))
-    shutil.copyfile(ROOT / "adapters.py", sub / "student" / "base_adapters.py")
-    for path in (ATTACKS / name).rglob("*"):
-        if path.is_file() and "__pycache__" not in path.parts:
-            # "x.attack" becomes "x": conftest.py and friends stay inert in this repository
-            target = sub / str(path.relative_to(ATTACKS / name)).removesuffix(".attack")
-            target.parent.mkdir(parents=True, exist_ok=True)
-            shutil.copyfile(path, target)
+    """The attack's submission (:func:`attack_grading.attack_submission`), with its odd file
+    names; a control without adapters.py gets the honest code alone."""
+    sub = attack_submission(ATTACKS / name, base / name / "submission")
     if name in ODD_NAMES:
         for where in (sub, sub / "student"):
             for odd in ODD_NAMES[name]:
