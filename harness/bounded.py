@@ -3,13 +3,22 @@
 pytest's own explanation diffs the two values whole: on a string of tens of megabytes (a
 submission returning something huge) that takes minutes and hundreds of megabytes. For
 values past ``LARGE`` items or characters this explanation is used instead: both sizes,
-the first index where they differ and a short window of each around it. (A
-``pytest_assertrepr_compare`` hook cannot do it: pytest calls every implementation of that
-hook, its own included, and keeps the first answer; :func:`install` wraps pytest's own.)
+the first index where they differ and a short window of each around it.
+
+The explanation is given through pytest's public ``pytest_assertrepr_compare`` hook
+(``harness.plugin``, ``tryfirst``: pytest keeps the first answer). pytest still calls its
+own implementation of the hook too, and some versions (before 9.2) diff the values whole
+there, so :func:`install` also spares that work: it wraps the private function behind it
+and, for a comparison :func:`explain` answers, hands it two tiny stand-in values instead
+(its answer is discarded anyway). That speed-up is guarded: the arguments are bound by the
+original's own signature, and any mismatch or error passes the call through untouched, so a
+pytest whose internals moved gets its own (slower) explanation, never an error.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -66,23 +75,35 @@ def explain(op: str, left: Any, right: Any) -> list[str] | None:
     return lines
 
 
+_STAND_IN = 0  # what pytest's own explanation gets instead of values explain() answers for
+
+
 def install() -> None:
-    """Make pytest explain large comparisons with :func:`explain` (idempotent); pytest's
-    own explanation is kept for everything else."""
+    """Spare pytest's own explanation the work of diffing values :func:`explain` answers
+    for (idempotent; best effort: does nothing when pytest's internals are laid out
+    otherwise, and never changes a call it cannot read)."""
     try:
         from _pytest.assertion import util
-    except ImportError:  # pragma: no cover - another pytest layout: keep its own explanations
+
+        original = util.assertrepr_compare
+        signature = inspect.signature(original)
+        if not {"op", "left", "right"} <= signature.parameters.keys():
+            return
+    except Exception:  # another pytest layout: keep its own explanations
         return
-    original = util.assertrepr_compare
     if getattr(original, "_bpe_bounded", False):
         return
 
-    def assertrepr_compare(config, op, left, right, **kwargs):
+    @functools.wraps(original)
+    def assertrepr_compare(*args, **kwargs):
         try:
-            lines = explain(op, left, right)
+            bound = signature.bind(*args, **kwargs)
+            if explain(bound.arguments["op"], bound.arguments["left"], bound.arguments["right"]) is not None:
+                bound.arguments["left"] = bound.arguments["right"] = _STAND_IN
+                args, kwargs = bound.args, bound.kwargs
         except Exception:
-            lines = None
-        return lines if lines is not None else original(config, op, left, right, **kwargs)
+            pass
+        return original(*args, **kwargs)
 
     assertrepr_compare._bpe_bounded = True  # type: ignore[attr-defined]
     util.assertrepr_compare = assertrepr_compare

@@ -72,6 +72,16 @@ def pytest_configure(config: pytest.Config) -> None:
         pass
 
 
+@pytest.hookimpl(tryfirst=True)
+def pytest_assertrepr_compare(config: pytest.Config, op: str, left: object, right: object) -> list[str] | None:
+    """A failing comparison of large values explained in bounded time and size
+    (:func:`harness.bounded.explain`); None leaves every other one to pytest."""
+    try:
+        return bounded.explain(op, left, right)
+    except Exception:
+        return None
+
+
 def make_backend(config: pytest.Config, which: str) -> impl_mod.Backend:
     """The backend running ``which`` ("submission" or "reference") for this session: a
     plugin's (``pytest_bpe_make_backend``), else in this process. The submission's load
