@@ -17,7 +17,7 @@ import os
 import sys
 from typing import Any
 
-from . import userns
+from . import lockdown, userns
 
 CLONE_NEWNS = 0x00020000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
@@ -83,6 +83,7 @@ def _isolate(libc: Any, config: dict, done: dict) -> int | None:
         notes.append("not root: no private root directory; the worker sees what this user sees")
     elif not config.get("private_root", True):
         notes.append("the private root directory is turned off")
+        lockdown.own_network_and_ipc(libc, notes)
     else:
         # root: mount and pid namespaces (a /proc of its own, nothing left when it ends),
         # or a mount namespace only where pid namespaces are refused
@@ -100,11 +101,13 @@ def _private_root(libc: Any, config: dict, done: dict, *, user: bool) -> None:
     try:
         done["host_pid"] = userns.enter(libc, list(config["fds"]), user=user)
         own_proc = True
+        lockdown.loopback(notes)
     except OSError as err:
         if user:
             notes.append(f"not root, and {err.strerror}: no private root directory; the worker sees what this user sees")
             return
         own_proc = False
+        lockdown.own_network_and_ipc(libc, notes)
         if libc.unshare(CLONE_NEWNS) != 0:
             notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}; no private root directory")
             return

@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .backend import WorkerBackend
 
 # the modules a worker imports, copied into its sandbox as private packages of these names
-WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "dispatch.py"), "sandbox": ("worker.py", "confine.py", "userns.py", "channel.py")}
+WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "dispatch.py"), "sandbox": ("worker.py", "confine.py", "userns.py", "lockdown.py", "channel.py")}
 CODE_DIR = Path(__file__).resolve().parent.parent
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 
@@ -230,7 +230,22 @@ class WorkerProcess(TrustedEnd):
     # -- output --
 
     def confinement(self) -> str:
-        """How this worker is isolated, read from ``/proc`` (not from what the worker says)."""
+        """How this worker is isolated, read from ``/proc`` (not from what the worker says):
+        :meth:`_confinement`, then its network and IPC: namespaces of its own (no network but
+        loopback, System V IPC gone with it), else ``weak`` with the reason."""
+        line = self._confinement()
+        if line.startswith("unknown"):
+            return line
+        shared = [what for kind, what in (("net", "network"), ("ipc", "System V IPC")) if not proctree.own_namespaces(self.pid, (kind,))]
+        if not shared:
+            return line + "; own network (loopback only) and IPC namespaces"
+        notes = self.info.get("notes") if type(self.info.get("notes")) is list else []
+        why = "; ".join(str(n) for n in notes if "network" in str(n) or "IPC" in str(n))[:300]
+        line = line if line.startswith("weak") else "weak: " + line
+        return line + f"; shares the machine's {' and '.join(shared)}" + (f" ({why})" if why else "")
+
+    def _confinement(self) -> str:
+        """Its user id, root directory and pid namespace, read from ``/proc``."""
         try:
             root = os.readlink(f"/proc/{self.pid}/root")
             uid = os.stat(f"/proc/{self.pid}").st_uid

@@ -4,8 +4,12 @@ A grader that is not root cannot give the worker another user id or a root direc
 own by itself; an unprivileged user namespace can (where the kernel allows them). The worker
 calls :func:`enter` before any submission code exists:
 
-* ``unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID)``, mapping the grader's user and
-  group ids to themselves (so files keep their owners; nothing else is mapped);
+* ``unshare(CLONE_NEWUSER | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC)``,
+  mapping the grader's user and group ids to themselves (so files keep their owners; nothing
+  else is mapped): a network namespace holding only a loopback device (its loopback is brought
+  up by :func:`sandbox.lockdown.loopback_up`:
+  nothing of the machine's network, the internet or the grader's listening sockets is
+  reachable) and System V IPC objects of its own (gone with the namespace);
 * a first ``fork``: this process stays outside as the *supervisor* (the process the grader
   started), waits and leaves with the worker's exact status (same exit code or signal);
 * the child is process 1 of the new pid namespace, an *init* that reaps orphans and reports
@@ -26,6 +30,7 @@ import os
 import signal
 
 CLONE_NEWNS, CLONE_NEWUSER, CLONE_NEWPID = 0x00020000, 0x10000000, 0x20000000
+CLONE_NEWIPC, CLONE_NEWNET = 0x08000000, 0x40000000
 PR_SET_PDEATHSIG = 1
 _LINUX_CAPABILITY_VERSION_3 = 0x20080522
 
@@ -41,10 +46,10 @@ def enter(libc, close: list[int], user: bool = True) -> int:
     sees it. ``close``: descriptors the supervisor and init must not keep (the protocol
     pipes). Raises ``OSError`` when the kernel refuses."""
     uid, gid = os.getuid(), os.getgid()
-    flags = (CLONE_NEWUSER if user else 0) | CLONE_NEWNS | CLONE_NEWPID
+    flags = (CLONE_NEWUSER if user else 0) | CLONE_NEWNS | CLONE_NEWPID | CLONE_NEWNET | CLONE_NEWIPC
     if libc.unshare(flags) != 0:
         err = ctypes.get_errno()
-        kinds = "user, mount and pid" if user else "mount and pid"
+        kinds = "user, mount, pid, network and IPC" if user else "mount, pid, network and IPC"
         raise OSError(err, f"unshare({kinds} namespaces) failed: {os.strerror(err)}")
     if user:
         _write("/proc/self/setgroups", "deny")

@@ -1,0 +1,183 @@
+"""The worker shares nothing with the machine (issue 23), as root and as an ordinary user.
+
+A probe submission does, during grading, what a hostile one would: connect to a listener the
+test holds on 127.0.0.1, create System V IPC objects, and so on; each rule is checked from
+outside the worker, as root (a dedicated user id) and as an ordinary user (unprivileged user
+namespaces, run through :func:`selftests.test_nonroot.as_user`).
+
+Rules:
+* network: the worker's network namespace holds only a loopback device; nothing outside it,
+  the grader's own listening sockets included, is reachable, and its own loopback works;
+* IPC: System V shared memory, message queues and semaphores a worker makes are not the
+  machine's and are gone when it ends;
+* the isolation line says both, and says ``weak`` where the worker shares them.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from . import test_nonroot as N
+from .support import ROOT
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform != "linux" or os.geteuid() != 0, reason="needs root (and to become an ordinary user)"),
+    pytest.mark.timeout(300),
+]
+
+PROBE = r'''
+import ctypes, os, socket
+
+def run_pretokenize(text):
+    """send:PORT:DATA connects to 127.0.0.1:PORT and sends DATA; interfaces: the network
+    devices it has; loopback: a round trip to itself on 127.0.0.1; ipc:KIND:KEY makes a System V
+    object of that kind (shm, msg, sem) with that key."""
+    what, _, arg = text.partition(":")
+    try:
+        if what == "send":
+            port, _, data = arg.partition(":")
+            with socket.create_connection(("127.0.0.1", int(port)), timeout=3) as s:
+                s.sendall(data.encode())
+            return ["sent"]
+        if what == "interfaces":
+            return sorted(name for _, name in socket.if_nameindex())
+        if what == "loopback":
+            with socket.socket() as server:
+                server.bind(("127.0.0.1", 0))
+                server.listen(1)
+                with socket.create_connection(server.getsockname(), timeout=3) as c:
+                    c.sendall(b"echo")
+                    conn, _ = server.accept()
+                    with conn:
+                        return ["loopback", conn.recv(10).decode()]
+        if what == "ipc":
+            kind, _, key = arg.partition(":")
+            libc = ctypes.CDLL(None, use_errno=True)
+            made = {"shm": lambda k: libc.shmget(k, 1 << 20, 0o1600),
+                    "msg": lambda k: libc.msgget(k, 0o1600),
+                    "sem": lambda k: libc.semget(k, 1, 0o1600)}[kind](int(key))
+            return ["made" if made >= 0 else "failed", os.strerror(ctypes.get_errno()) if made < 0 else ""]
+    except OSError as err:
+        return ["failed", err.strerror or type(err).__name__]
+    return ["unknown request"]
+'''
+
+# runs the probe in an isolated worker: argv[1] the submission, argv[2] the requests (JSON);
+# prints, as JSON, each reply, what the machine's /proc/sysvipc holds while the worker lives
+# and after it ended, and the isolation line
+SCRIPT = r"""
+import json, sys
+from sandbox.backend import WorkerBackend
+from sandbox.limits import IsolationLimits
+
+def sysv():
+    keys = {}
+    for kind in ("shm", "msg", "sem"):
+        with open("/proc/sysvipc/" + kind) as f:
+            keys[kind] = [int(line.split()[0]) for line in list(f)[1:]]
+    return keys
+
+options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
+b = WorkerBackend("student", sys.argv[1], IsolationLimits(call_timeout=20), **options)
+try:
+    replies = [b.call("run_pretokenize", (r,), False) for r in json.loads(sys.argv[2])]
+    b.sandbox_info  # a worker runs, even for no request
+    during, line = sysv(), b._proc.confinement()
+finally:
+    b.close()
+print(json.dumps({"replies": replies, "during": during, "after": sysv(), "isolation": line}))
+"""
+
+MODES = ["root", "ordinary user"]
+
+
+@pytest.fixture(scope="module")
+def stage():
+    base = Path(tempfile.mkdtemp(prefix="bpe-shares-nothing-"))
+    os.chmod(base, 0o755)
+    (base / "home").mkdir()
+    os.chown(base / "home", N.USER_ID, N.USER_ID)
+    sub = base / "probe"
+    (sub / "student").mkdir(parents=True)
+    (sub / "student" / "__init__.py").write_text("")
+    (sub / "adapters.py").write_text(PROBE)
+    for path in [sub, *sub.rglob("*")]:
+        os.chmod(path, 0o755 if path.is_dir() else 0o644)
+    yield base
+    shutil.rmtree(base, ignore_errors=True)
+
+
+def probe(stage: Path, mode: str, requests: list[str], **options: object) -> dict:
+    """The replies to ``requests`` from a worker started as ``mode`` (``options``: the
+    WorkerBackend's), and what was seen outside."""
+    args = [sys.executable, "-c", SCRIPT, str(stage / "probe"), json.dumps(requests), json.dumps(options)]
+    if mode == "ordinary user":
+        if N._can_run() is not None:
+            pytest.skip(str(N._can_run()))
+        args = N.as_user(args, stage)
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    return json.loads(proc.stdout.strip().splitlines()[-1])
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_listener_on_the_graders_loopback_receives_nothing(stage, mode):
+    with socket.socket() as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(8)
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        seen = probe(stage, mode, [f"send:{port}:hidden fixture text"])
+        try:
+            conn, _ = listener.accept()
+        except BlockingIOError:
+            conn = None
+        received = b""
+        if conn is not None:
+            with conn:
+                conn.settimeout(1)
+                received = conn.recv(100)
+    assert conn is None and received == b"", f"the worker reached the grader's listener: {received!r}"
+    assert seen["replies"][0][0] == "failed", seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_worker_has_only_a_working_loopback_device(stage, mode):
+    seen = probe(stage, mode, ["interfaces", "loopback"])
+    assert seen["replies"] == [["lo"], ["loopback", "echo"]], seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("kind", ["shm", "msg", "sem"])
+def test_system_v_objects_are_not_the_machines_and_end_with_the_worker(stage, mode, kind):
+    key = 0x23A00000 + os.getpid() % 0x10000 + (MODES.index(mode) << 16)
+    try:
+        seen = probe(stage, mode, [f"ipc:{kind}:{key}"])
+    finally:  # what a failing run leaves on the machine goes
+        subprocess.run(["ipcrm", f"-{kind[0].upper()}", str(key)], capture_output=True)
+    assert seen["replies"] == [["made", ""]], seen
+    assert key not in seen["during"][kind], "the machine sees the worker's object while it runs"
+    assert key not in seen["after"][kind], "the worker's object outlived it"
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_isolation_line_names_the_network_and_ipc_namespaces(stage, mode):
+    line = probe(stage, mode, [])["isolation"]
+    assert "own network (loopback only) and IPC namespaces" in line and "weak" not in line, line
+
+
+def test_a_worker_sharing_the_network_is_called_weak_with_the_reason(stage):
+    """The control: an ordinary user without namespaces (as where the kernel refuses them)."""
+    seen = probe(stage, "ordinary user", ["interfaces"], namespaces=False)
+    assert seen["replies"][0] != ["lo"], seen
+    line = seen["isolation"]
+    assert line.startswith("weak: ") and "shares the machine's network and System V IPC" in line, line
