@@ -2,13 +2,17 @@
 
 The tests run in a pytest subprocess (student code, in turn, runs in isolated workers
 started from there); this process only reads the report it leaves, scores it by
-``grading.yaml`` and writes the results files. Whatever happens, a results file is written.
+``grading.yaml`` and writes the results files. Whatever happens, a results file is written:
+also when the run is stopped at ``--max-time`` or by SIGTERM or SIGINT (what ``timeout``,
+Gradescope and CI runners send), from the journal of the tests finished before
+(:mod:`grader.journal`), the tests not run marked with the reason.
 """
 
 from __future__ import annotations
 
 import importlib.util
 import json
+import signal
 import subprocess
 import sys
 import tempfile
@@ -25,7 +29,8 @@ from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
-STOP_GRACE = 10.0  # seconds the test run gets to stop its workers after --max-time
+STOP_GRACE = 5.0  # seconds the test run gets to stop its workers when stopped (then SIGKILL)
+STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # the installed pytest plugins the graded suite uses, loaded by name: the test run turns off
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so other installed plugins (anyio,
 # pytest-benchmark, ...) cannot change how tests run, and pytest does not rewrite the asserts
@@ -47,6 +52,49 @@ class GradeRequest:
     report: Path | None = None  # also write a plain JSON report (durations, full outputs) here
     tests: list[str] | None = None  # test paths / node ids relative to the repository (default: tests)
     self_checked: bool = False  # the caller (batch) ran the start-up self-check in this environment
+
+
+class Stopped(BaseException):
+    """``grade`` got SIGTERM or SIGINT: the test run is stopped and the results are written
+    from what it finished."""
+
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+        self.name = signal.Signals(signum).name
+
+
+def _stop_signal(signum, frame) -> None:
+    for sig in STOP_SIGNALS:  # the first one stops the grading; the rest cannot break the wrap-up
+        signal.signal(sig, signal.SIG_IGN)
+    raise Stopped(signum)
+
+
+class _StopSignals:
+    """SIGTERM and SIGINT raise :class:`Stopped` while the grading runs (in the main thread;
+    elsewhere they keep their handlers); the previous handlers come back at the end."""
+
+    def __enter__(self) -> None:
+        self.previous = {}
+        try:
+            for sig in STOP_SIGNALS:
+                self.previous[sig] = signal.signal(sig, _stop_signal)
+        except ValueError:  # not the main thread
+            pass
+
+    def __exit__(self, *exc) -> None:
+        for sig, handler in self.previous.items():
+            signal.signal(sig, handler)
+
+
+def _hold_signals() -> None:
+    """The test run is over: SIGTERM and SIGINT no longer interrupt the wrap-up (scoring and
+    writing the results take a second); :class:`_StopSignals` restores them at the end."""
+    try:
+        for sig in STOP_SIGNALS:
+            signal.signal(sig, signal.SIG_IGN)
+    except ValueError:  # not the main thread
+        pass
 
 
 def _say(req: GradeRequest, text: str) -> None:
@@ -86,19 +134,22 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> 
     return cmd
 
 
-def run_tests(cmd: list[str], env: dict, log, req: GradeRequest) -> int | None:
-    """Run the pytest command; its exit status, or None when it was stopped at
-    ``req.max_time``: SIGTERM first (the grading plugin then stops its workers and removes
-    their sandboxes), SIGKILL after ``STOP_GRACE`` seconds."""
+def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float) -> int | str:
+    """Run the pytest command; its exit status, or why it was stopped (at ``req.max_time``,
+    or by a signal to ``grade``): SIGTERM first (the grading plugin then stops its workers
+    and removes their sandboxes), SIGKILL after ``STOP_GRACE`` seconds."""
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
-        return proc.wait(timeout=req.max_time)
+        return proc.wait(timeout=max(0.0, started + req.max_time - time.monotonic()))
     except subprocess.TimeoutExpired:
         _stop(proc)
-        return None
-    except BaseException:  # Ctrl-C: stop the run the same way
+        return f"grading stopped after {req.max_time:g} s"
+    except Stopped as stop:
+        _stop(proc)
+        return f"grading stopped by {stop.name} after {time.monotonic() - started:.0f} s"
+    except BaseException:
         _stop(proc)
         raise
 
@@ -158,8 +209,18 @@ def harness_failed(req: GradeRequest, reason: str, started: float) -> int:
 
 
 def grade(req: GradeRequest) -> int:
-    """Grade one submission; returns the exit status (0 whenever grading completed)."""
+    """Grade one submission; returns the exit status (0 whenever grading completed; 128 + the
+    signal's number when SIGTERM or SIGINT stopped it, results written all the same)."""
     started = time.monotonic()
+    with _StopSignals():
+        try:
+            return _grade(req, started)
+        except Stopped as stop:  # before or after the test run: nothing graded, or nothing lost
+            fail(req, f"grading was stopped by {stop.name} after {time.monotonic() - started:.0f} s, before any test ran", EXIT_HARNESS, started)
+            return 128 + stop.signum
+
+
+def _grade(req: GradeRequest, started: float) -> int:
     try:
         config = load_config(req.config)
     except ConfigError as err:
@@ -178,7 +239,9 @@ def grade(req: GradeRequest) -> int:
         test["properties"] = {k: scrub(v) if type(v) is str else v for k, v in test.get("properties", {}).items()}
     if "error" in report:
         return fail(req, report["error"], EXIT_CONFIG, started)
-    return _write_results(req, config, report, code, seed, scrub, started)
+    written = _write_results(req, config, report, code, seed, scrub, started)
+    stopped_by = next((sig for sig in STOP_SIGNALS if isinstance(code, str) and f"stopped by {sig.name} " in code), None)
+    return 128 + stopped_by if stopped_by is not None else written
 
 
 def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
@@ -201,9 +264,9 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     return None
 
 
-def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> tuple[int | None, dict, Path] | int:
-    """Run the suite in a pytest subprocess: its exit status (None: stopped at
-    ``req.max_time``), its report and the temporary folder it ran in (gone by now); or the
+def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> tuple[int | str, dict, Path] | int:
+    """Run the suite in a pytest subprocess: its exit status (or why it was stopped, see
+    :func:`run_tests`), its report and the temporary folder it ran in (gone by now); or the
     exit status of a failure, results written."""
     env = child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")  # see SUITE_PLUGINS
     log_path = req.results.parent / "grading.log"
@@ -216,20 +279,25 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
         env[leftovers.STATE_ENV] = tmp
         with open(log_path, "w", encoding="utf-8") as log:
             try:
-                code = run_tests(cmd, env, log, req)
+                code = run_tests(cmd, env, log, req, started)
+                _hold_signals()
             finally:  # whatever the test run left running or on disk, if it died without cleaning up
                 leftovers.sweep(Path(tmp))
         try:
             report = json.loads(report_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
-            reason = "the test run ended before reporting anything" if code is not None else f"grading exceeded {req.max_time:g} s"
+            reason = "the test run ended before reporting anything" if not isinstance(code, str) else f"{code}, before any test ran"
             return fail(req, f"{reason}; see {log_path}", EXIT_HARNESS, started)
         if report.get("incomplete"):  # stopped or crashed: keep every test finished before
             replay(report, journal_path(report_path))
+        not_run = f"not run: {code}, before this test finished" if isinstance(code, str) else None
+        for test in report.get("tests", []):
+            if test.get("outcome") == "not run" and not test.get("output") and not_run:
+                test["output"] = not_run
     return code, report, Path(tmp)
 
 
-def _write_results(req: GradeRequest, config: Config, report: dict, code: int | None, seed: int, scrub, started: float) -> int:
+def _write_results(req: GradeRequest, config: Config, report: dict, code: int | str, seed: int, scrub, started: float) -> int:
     """Score the report, write the results files and print the summary."""
     groups = score_report(config, report)
     summary = table(groups)
@@ -239,8 +307,8 @@ def _write_results(req: GradeRequest, config: Config, report: dict, code: int | 
     notes += submission_notes(req, report.get("submission"))
     if report.get("isolation"):
         notes.append(f"isolation: {report['isolation']}")
-    if code is None:
-        notes.append(f"grading stopped after {req.max_time:g} s; tests not run score 0")
+    if isinstance(code, str):
+        notes.append(f"{code}; tests not run score 0")
     elif report.get("incomplete"):
         notes.append("the test run stopped early; tests not run score 0")
     output = scrub(summary + "\n" + "; ".join(notes))

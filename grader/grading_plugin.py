@@ -8,8 +8,8 @@ or a ``grading.yaml`` (``--grading-config``). The policy goes to ``config.stash[
 ``grading.yaml``'s selections match the collected tests before any test runs, gives each
 test its timeout, and writes every test's outcome to ``--grading-report`` as JSON: the
 whole report after collection and at the end, and each finished test's entry in between to
-its journal (:mod:`grader.journal`), so that a run stopped early keeps what was graded. SIGTERM (what ``grade`` sends at
-``--max-time``) stops every worker, removes their sandboxes and ends the run at once.
+its journal (:mod:`grader.journal`), so that a run stopped early keeps what was graded. SIGTERM (what ``grade`` sends when
+it is stopped) and SIGINT stop every worker, remove their sandboxes and end the run at once.
 
 It declares ``pytest_bpe_known_bug`` (:mod:`grader.hooks`) and, in any run, asks it about
 every failed test whose calls the harness recorded: ``mutants.plugin`` answers with
@@ -69,7 +69,8 @@ class GradingSession:
         self.journal = Journal(self.report_path)
         self.saw_hidden = False  # a test with hidden feedback ran since the workers started
         try:
-            signal.signal(signal.SIGTERM, self._terminated)
+            for sig in (signal.SIGTERM, signal.SIGINT):
+                signal.signal(sig, self._terminated)
         except ValueError:  # not the main thread (pytest run in-process by a tool)
             pass
 

@@ -117,9 +117,10 @@ def case_id(nodeid: str) -> str:
 
 
 def case_output(case: dict) -> str:
-    """A case's failure text as the grader reports it (``not run`` explained)."""
+    """A case's failure text as the grader reports it (``not run`` explained: the reason the
+    grading gave, else :data:`NOT_RUN`)."""
     if case["outcome"] == "not run":
-        return NOT_RUN
+        return case.get("output") or NOT_RUN
     return case.get("output", "") or case["outcome"]
 
 

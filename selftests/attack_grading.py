@@ -75,9 +75,10 @@ def processes_using(folder: Path) -> list[str]:
 
 
 def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, max_time: float = 120,
-          expect_seconds: float = 120, hang_timeout: float = 600) -> dict:
+          expect_seconds: float = 120, hang_timeout: float = 600, expect_rc: int = 0) -> dict:
     """Grade attack ``name`` on ``tests`` (``hang_timeout``: grading.yaml's timeout of the test
-    HANGING); the results, group scores, time and leftovers."""
+    HANGING); the results, group scores, time (``ended``: when grade exited, on the monotonic
+    clock) and leftovers. ``expect_rc``: grade's exit status (128 + N when signal N stops it)."""
     base.mkdir(parents=True, exist_ok=True)
     sub = build(name, base)
     tmp = base / "tmp"
@@ -94,7 +95,8 @@ def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, 
          "--tests", *tests],  # --self-checked: as batch grades each submission (test_venv checks the self-check)
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=max_time + 60,
     )
-    seconds = time.monotonic() - start
+    ended = time.monotonic()
+    seconds = ended - start
     data = json.loads(results.read_text()) if results.is_file() else {}
     plain = json.loads(report.read_text()) if report.is_file() else {}
     groups: dict[str, float] = {}
@@ -102,12 +104,12 @@ def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, 
         groups[test["tags"][0]] = groups.get(test["tags"][0], 0.0) + test["score"]
     time.sleep(0.2)
     out = {
-        "base": base, "rc": proc.returncode, "seconds": seconds, "max_time": max_time, "results": data, "report": plain, "groups": groups,
+        "base": base, "rc": proc.returncode, "seconds": seconds, "ended": ended, "max_time": max_time, "results": data, "report": plain, "groups": groups,
         "left_files": sorted(p.name for p in tmp.iterdir() if not p.name.startswith("pytest-of-")), "left_processes": processes_using(tmp),
         "log": (results.parent / "grading.log").read_text(errors="replace") if (results.parent / "grading.log").is_file() else "",
     }
     out["context"] = f"{name}: rc={proc.returncode} in {seconds:.1f} s\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}\n{out['log'][-3000:]}"
-    assert proc.returncode == 0, out["context"]
+    assert proc.returncode == expect_rc, out["context"]
     assert seconds < expect_seconds, out["context"]
     assert out["left_files"] == [], f"left in TMPDIR: {out['left_files']}\n{out['context']}"
     assert out["left_processes"] == [], f"processes left: {out['left_processes']}\n{out['context']}"

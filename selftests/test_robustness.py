@@ -59,12 +59,16 @@ HANG_TIMEOUT = 4  # grading.yaml's timeout of the hanging test in the "timed_out
 STOP_AFTER, STOP_AFTER_AGAIN = 12, 60
 
 
+STOP_AT_CASES = 8  # a grading sent a signal gets it once this many cases are journaled
+
+
 class Grading(NamedTuple):
     attack: str
     tests: list[str]
     call_timeout: float = 10
     max_time: float = 120
     hang_timeout: float = 600  # grading.yaml's timeout of HANGING
+    stop: int | None = None  # the signal grade is sent once STOP_AT_CASES cases are finished
 
 
 GRADINGS = {
@@ -76,7 +80,11 @@ GRADINGS = {
     "streams": Grading("misbehaving_streams", STREAM_TESTS, 3),
     "huge": Grading("huge_values", HUGE_TESTS, 20),
     "leak": Grading("leak_paths", [HIDDEN_MERGES, PAIRS[1], HANGING, HUGE_TESTS[2]]),
+    # a correct submission on the whole public suite, stopped from outside a few seconds in
+    "sigterm": Grading("honest", ["tests/public"], stop=signal.SIGTERM),
+    "sigint": Grading("honest", ["tests/public"], stop=signal.SIGINT),
 }
+SIGNALLED: dict[str, float] = {}  # grading -> when its signal was sent (monotonic clock)
 
 
 @pytest.fixture(scope="module")
@@ -92,9 +100,11 @@ def graded(tmp_path_factory):
         g = GRADINGS[key]._replace(**changes)
         if key == "crashed":
             threading.Thread(target=kill_test_process_when_hanging, args=(base / key,), daemon=True).start()
+        if g.stop is not None:
+            threading.Thread(target=signal_grade_when_started, args=(key, base / key, g.stop), daemon=True).start()
         try:
             return grade(g.attack, base / (folder or key), g.tests, call_timeout=g.call_timeout, max_time=g.max_time,
-                         hang_timeout=g.hang_timeout)
+                         hang_timeout=g.hang_timeout, expect_rc=128 + g.stop if g.stop else 0)
         except AssertionError as err:
             return err
 
@@ -123,6 +133,21 @@ def kill_test_process_when_hanging(base: Path, limit: float = 120) -> None:
         try:
             if b"--grading-policy" in Path(f"/proc/{pid}/cmdline").read_bytes():  # grade's pytest run
                 os.kill(int(pid), signal.SIGKILL)
+        except OSError:
+            pass
+
+
+def signal_grade_when_started(key: str, base: Path, signum: int, limit: float = 120) -> None:
+    """Send ``signum`` to the grade command under ``base`` (alone, as ``kill`` does) once its
+    test run has finished STOP_AT_CASES cases."""
+    until = time.monotonic() + limit
+    while time.monotonic() < until and journaled(base) < STOP_AT_CASES:
+        time.sleep(0.1)
+    for pid in processes_using(base / "tmp"):
+        try:
+            if b"grader\0grade\0" in Path(f"/proc/{pid}/cmdline").read_bytes():
+                SIGNALLED[key] = time.monotonic()
+                os.kill(int(pid), signum)
         except OSError:
             pass
 
@@ -164,6 +189,26 @@ def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(g
     assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
     assert "the test run stopped early" in out["results"]["output"], out["context"]
     assert cases(out)[HANGING]["outcome"] == "not run", out["context"]
+
+
+@pytest.mark.parametrize("key", ["sigterm", "sigint"])
+def test_a_grading_stopped_by_a_signal_ends_at_once_keeping_the_points_of_the_tests_finished(graded, key):
+    """SIGTERM (timeout, Gradescope, CI runners) or SIGINT (Ctrl-C) to grade: its test run and
+    every worker end within seconds (nothing left: checked by grade()), and the results file
+    holds the points of every test finished; the others are not run, saying why."""
+    out = outcome(graded, key)
+    assert out["ended"] - SIGNALLED[key] < 10, out["context"]
+    graded_cases = cases(out)
+    finished = [t for t in graded_cases.values() if t["outcome"] != "not run"]
+    not_run = [t for t in graded_cases.values() if t["outcome"] == "not run"]
+    assert len(finished) >= STOP_AT_CASES and not_run, out["context"]
+    assert all(t["outcome"] == "passed" for t in finished), out["context"]
+    name = signal.Signals(GRADINGS[key].stop).name
+    assert all(f"grading stopped by {name} after" in t["output"] for t in not_run), out["context"]
+    assert f"grading stopped by {name} after" in out["results"]["output"], out["context"]
+    earned = sum(t["score"] for t in finished)
+    assert 0 < out["results"]["score"] == pytest.approx(earned, abs=0.011 * len(out["results"]["tests"])), out["context"]
+    assert out["results"]["score"] < 20, out["context"]
 
 
 def test_a_test_over_its_timeout_fails_alone_and_the_next_test_gets_a_working_worker(graded):
