@@ -46,9 +46,10 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--max-time", type=float, default=3600.0, help="time limit of each of the two runs, seconds")
 
     h = sub.add_parser("handout", help="export the student repository and/or the Gradescope autograder zip")
-    h.add_argument("out", type=Path, nargs="?", help="folder to write the student repository to (new or empty)")
+    h.add_argument("out", type=Path, nargs="?", help="folder to write the student repository to (new or empty; --force replaces an earlier handout)")
     h.add_argument("--gradescope", type=Path, metavar="ZIP", help="also (or only) write Gradescope's autograder zip here")
     h.add_argument("--config", type=Path, default=None, help="grading policy (default: grading.yaml)")
+    h.add_argument("--force", action="store_true", help="replace an existing handout folder (everything but its .git)")
     return parser
 
 
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.out is None and args.gradescope is None:
             print("handout: give an output folder and/or --gradescope ZIP", file=sys.stderr)
             return 2
-        return handout_main(args.out, args.gradescope, args.config)
+        return handout_main(args.out, args.gradescope, args.config, args.force)
     return 2
 
 

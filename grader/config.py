@@ -5,9 +5,13 @@ Every problem ends in one :class:`ConfigError` naming the file, the line and the
 
 from __future__ import annotations
 
+import difflib
 import fnmatch
+import importlib.util
 import pickle
+import pkgutil
 import re
+import sys
 import zlib
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -16,7 +20,7 @@ from typing import Any
 import yaml
 
 from harness.timing import SpeedPolicy
-from sandbox.forbidden import FORBIDDEN_MODULES
+from sandbox.forbidden import FORBIDDEN_MODULES, TOKENIZER_LIBRARIES
 from sandbox.limits import IsolationLimits
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -232,7 +236,29 @@ def _isolation(top: dict[str, _Doc]) -> IsolationLimits:
     )
 
 
+def _installed(name: str) -> bool:
+    """Whether a top-level module ``name`` can be imported here (found, not imported)."""
+    if name in sys.stdlib_module_names or name in sys.builtin_module_names:
+        return True
+    try:
+        return importlib.util.find_spec(name) is not None
+    except (ImportError, ValueError):
+        return False
+
+
+def _close_module(name: str) -> str | None:
+    """The known tokenizer library, else the installed top-level module, closest to ``name``."""
+    for candidates in (TOKENIZER_LIBRARIES, sorted({m.name for m in pkgutil.iter_modules()} | set(sys.stdlib_module_names))):
+        close = difflib.get_close_matches(name, candidates, n=1, cutoff=0.6)
+        if close:
+            return close[0]
+    return None
+
+
 def _forbidden(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
+    """``forbidden_modules:``: top-level module names, each a known tokenizer library
+    (:data:`sandbox.forbidden.TOKENIZER_LIBRARIES`) or a module installed where grading runs,
+    so that a typo (``tiktokn``) is an error instead of silently lifting the ban."""
     if "forbidden_modules" not in top:
         return FORBIDDEN_MODULES
     doc = top["forbidden_modules"]
@@ -240,9 +266,14 @@ def _forbidden(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
         return ()  # `[]`: no module is forbidden
     forbidden = doc.strings()
     for i, name in enumerate(forbidden):
+        item = _Doc(path, doc.node.value[i] if isinstance(doc.node, yaml.SequenceNode) else doc.node, f"forbidden_modules[{i}]")
         if not MODULE_NAME.match(name):
-            raise _Doc(path, doc.node.value[i] if isinstance(doc.node, yaml.SequenceNode) else doc.node, f"forbidden_modules[{i}]").fail(
-                f"{name!r} is not a top-level module name", "write names such as tiktoken (no dots, no paths)"
+            raise item.fail(f"{name!r} is not a top-level module name", "write names such as tiktoken (no dots, no paths)")
+        if name not in TOKENIZER_LIBRARIES and not _installed(name):
+            close = _close_module(name)
+            raise item.fail(
+                f"{name!r} is neither a known tokenizer library nor a module installed where grading runs",
+                f"did you mean {close}?" if close else f"check the spelling (known: {', '.join(FORBIDDEN_MODULES)})",
             )
     return forbidden
 

@@ -323,13 +323,44 @@ def _copy(root: Path, path: Path, out: Path) -> None:
     shutil.copyfile(path, dest)
 
 
-def export_handout(out: Path, config: Config, root: Path = ROOT) -> list[str]:
-    """Write the student repository to ``out`` (must not exist or be empty) under the loaded
-    grading policy ``config``; returns the notes worth printing (e.g. public tests that need
-    the reference and will skip)."""
+def _replaceable(out: Path, root: Path) -> None:
+    """``HandoutError`` unless ``--force`` may replace what ``out`` holds: never the
+    repository exported from or a folder holding it, never a folder with solution code."""
+    where, home = out.resolve(), root.resolve()
+    if where == home or where in home.parents:
+        raise HandoutError(f"{out} holds the repository the handout is exported from; --force would delete it: choose another folder")
+    if out.is_symlink():
+        raise HandoutError(f"{out} is a symbolic link; give the folder it points to")
+    found = [p for p in ("reference", "mutants", "tests/hidden") if (out / p).exists()]
+    if found:
+        raise HandoutError(f"{out} holds {', '.join(found)} (course staff files), so it is no handout; --force replaces only a handout: choose another folder")
+
+
+def _clear(out: Path) -> None:
+    """Remove everything in ``out`` but its ``.git`` (links themselves, never what they point to)."""
+    for entry in out.iterdir():
+        if entry.name == ".git":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()
+
+
+def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = False) -> list[str]:
+    """Write the student repository to ``out`` (must not exist or be empty, unless ``force``)
+    under the loaded grading policy ``config``; returns the notes worth printing (e.g. public
+    tests that need the reference and will skip). With ``force`` an existing handout is
+    replaced, once the new one is built and checked: everything in ``out`` but its ``.git``
+    is removed (:func:`_replaceable` says which folders it refuses)."""
     out = Path(out)
-    if out.exists() and any(out.iterdir()):
-        raise HandoutError(f"{out} exists and is not empty; choose a new folder")
+    if out.exists() and not out.is_dir():
+        raise HandoutError(f"{out} is a file; choose a folder")
+    replace = out.exists() and any(out.iterdir())
+    if replace and not force:
+        raise HandoutError(f"{out} exists and is not empty; choose a new folder, or add --force to replace it (its .git is kept)")
+    if replace:
+        _replaceable(out, root)
     collected = collect(root, "tests/public")
     groups = public_groups(config, collected)
     notes = []
@@ -360,15 +391,17 @@ def export_handout(out: Path, config: Config, root: Path = ROOT) -> list[str]:
         leaks = solution_leaks(stage, root / "reference")
         if leaks:
             raise HandoutError("the handout would contain solution code:\n  " + "\n  ".join(leaks))
+        if replace:
+            _clear(out)
         out.mkdir(parents=True, exist_ok=True)
         shutil.copytree(stage, out, dirs_exist_ok=True)
     return notes
 
 
-def main(out: Path | None, gradescope: Path | None, config: Path | None = None) -> int:
+def main(out: Path | None, gradescope: Path | None, config: Path | None = None, force: bool = False) -> int:
     try:
         if out is not None:
-            for note in export_handout(out, load_config(config or ROOT / "grading.yaml")):
+            for note in export_handout(out, load_config(config or ROOT / "grading.yaml"), force=force):
                 print(f"handout: note: {note}")
             files = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*") if p.is_file())
             print(f"handout: wrote {len(files)} files to {out}")

@@ -14,3 +14,9 @@ from __future__ import annotations
 
 # libraries that would do the assignment's work: the worker cannot import them
 FORBIDDEN_MODULES = ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")
+
+# libraries known to do a tokenizer's work, installed here or not: ``grading.yaml`` may name
+# any of them, and any module installed where grading runs (grader.config checks the names)
+TOKENIZER_LIBRARIES = FORBIDDEN_MODULES + (
+    "youtokentome", "tokenmonster", "minbpe", "subword_nmt", "fastBPE", "bpemb", "tensorflow_text", "torchtext", "keras_nlp",
+)

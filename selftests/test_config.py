@@ -5,6 +5,7 @@ from __future__ import annotations
 import pytest
 
 from grader.config import ConfigError, check_selection, load_config
+from sandbox.forbidden import FORBIDDEN_MODULES, TOKENIZER_LIBRARIES
 
 BASE = """\
 version: 1
@@ -94,3 +95,24 @@ def test_handout_with_an_unreadable_policy_says_one_line_and_writes_nothing(tmp_
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and str(policy) in err and "Traceback" not in err, err
     assert not (tmp_path / "out").exists()
+
+
+def _forbidding(tmp_path, names):
+    return write(tmp_path, BASE + "forbidden_modules:\n" + "".join(f"  - {n}\n" for n in names))
+
+
+@pytest.mark.parametrize("name", FORBIDDEN_MODULES)
+def test_misspelt_forbidden_module_is_an_error_naming_the_line_and_the_module_meant(tmp_path, name):
+    typo = name[:-2] + name[-1]  # one letter dropped: the ban on `name` would silently be lifted
+    path = _forbidding(tmp_path, ["json", typo])
+    with pytest.raises(ConfigError) as err:
+        load_config(path)
+    text = str(err.value)
+    line = BASE.count("\n") + 3  # `forbidden_modules:`, then `- json`, then the typo
+    assert text.startswith(f"{path}:{line}: forbidden_modules[1]: {typo!r}") and "\n" not in text, text
+    assert text.endswith(f"did you mean {name}?"), text
+
+
+@pytest.mark.parametrize("names", [TOKENIZER_LIBRARIES, ["json", "yaml", "regex"]], ids=["known_libraries", "installed_modules"])
+def test_known_tokenizer_libraries_and_installed_modules_may_be_forbidden(tmp_path, names):
+    assert load_config(_forbidding(tmp_path, names)).forbidden_modules == tuple(names)

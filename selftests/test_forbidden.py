@@ -133,7 +133,7 @@ def test_forbidden_files_finds_packages_modules_and_extensions(tmp_path):
     [
         ("", ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")),
         ("forbidden_modules: []\n", ()),
-        ("forbidden_modules: [tiktoken, numpy, tiktoken]\n", ("tiktoken", "numpy")),
+        ("forbidden_modules: [tiktoken, json, tiktoken]\n", ("tiktoken", "json")),
     ],
 )
 def test_forbidden_modules_default_and_override(tmp_path, text, expected):

@@ -156,6 +156,7 @@ BROKEN = {  # id: (grading.yaml text, what the one line must say)
     "points_do_not_add_up": (GOOD.replace("total: 100", "total: 90"), "add up to 100"),
     "bad_yaml": (GOOD.replace("groups:", "groups: ["), "not valid YAML"),
     "bad_visibility": (GOOD.replace("visibility: visible", "visibility: public", 1), "'public' is not allowed"),
+    "forbidden_typo": (GOOD.replace("forbidden_modules: [tiktoken,", "forbidden_modules: [tiktokn,"), "did you mean tiktoken?"),
 }
 
 
