@@ -1,10 +1,11 @@
 """What the student handout and the Gradescope bundle share: the Python version they
 target, the project's run-time dependencies, the file templates, and the error that stops
-an export."""
+an export, and when an export may replace an earlier one."""
 
 from __future__ import annotations
 
 import re
+import shutil
 import tomllib
 from pathlib import Path
 
@@ -31,3 +32,27 @@ def render(name: str, **values: str) -> str:
     if left:
         raise HandoutError(f"template {name}: no value for {left}")
     return text
+
+
+def replaceable(out: Path, root: Path) -> None:
+    """``HandoutError`` unless ``--force`` may replace what ``out`` holds: never the
+    repository exported from or a folder holding it, never a folder with solution code."""
+    where, home = out.resolve(), root.resolve()
+    if where == home or where in home.parents:
+        raise HandoutError(f"{out} holds the repository the handout is exported from; --force would delete it: choose another folder")
+    if out.is_symlink():
+        raise HandoutError(f"{out} is a symbolic link; give the folder it points to")
+    found = [p for p in ("reference", "mutants", "tests/hidden") if (out / p).exists()]
+    if found:
+        raise HandoutError(f"{out} holds {', '.join(found)} (course staff files), so it is no handout; --force replaces only a handout: choose another folder")
+
+
+def clear_folder(out: Path) -> None:
+    """Remove everything in ``out`` but its ``.git`` (links themselves, never what they point to)."""
+    for entry in out.iterdir():
+        if entry.name == ".git":
+            continue
+        if entry.is_dir() and not entry.is_symlink():
+            shutil.rmtree(entry)
+        else:
+            entry.unlink()

@@ -31,7 +31,7 @@ import yaml
 from harness import ROOT
 from .classroom import PublicGroup, classroom_workflow, public_groups
 from .config import Config, ConfigError, load_config
-from .exports import PYTHON_VERSION, HandoutError, render
+from .exports import PYTHON_VERSION, HandoutError, clear_folder, render, replaceable
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
 from .grade import suite_plugin_options
@@ -323,36 +323,12 @@ def _copy(root: Path, path: Path, out: Path) -> None:
     shutil.copyfile(path, dest)
 
 
-def _replaceable(out: Path, root: Path) -> None:
-    """``HandoutError`` unless ``--force`` may replace what ``out`` holds: never the
-    repository exported from or a folder holding it, never a folder with solution code."""
-    where, home = out.resolve(), root.resolve()
-    if where == home or where in home.parents:
-        raise HandoutError(f"{out} holds the repository the handout is exported from; --force would delete it: choose another folder")
-    if out.is_symlink():
-        raise HandoutError(f"{out} is a symbolic link; give the folder it points to")
-    found = [p for p in ("reference", "mutants", "tests/hidden") if (out / p).exists()]
-    if found:
-        raise HandoutError(f"{out} holds {', '.join(found)} (course staff files), so it is no handout; --force replaces only a handout: choose another folder")
-
-
-def _clear(out: Path) -> None:
-    """Remove everything in ``out`` but its ``.git`` (links themselves, never what they point to)."""
-    for entry in out.iterdir():
-        if entry.name == ".git":
-            continue
-        if entry.is_dir() and not entry.is_symlink():
-            shutil.rmtree(entry)
-        else:
-            entry.unlink()
-
-
 def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = False) -> list[str]:
     """Write the student repository to ``out`` (must not exist or be empty, unless ``force``)
     under the loaded grading policy ``config``; returns the notes worth printing (e.g. public
     tests that need the reference and will skip). With ``force`` an existing handout is
     replaced, once the new one is built and checked: everything in ``out`` but its ``.git``
-    is removed (:func:`_replaceable` says which folders it refuses)."""
+    is removed (:func:`grader.exports.replaceable` says which folders it refuses)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise HandoutError(f"{out} is a file; choose a folder")
@@ -360,7 +336,7 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
     if replace and not force:
         raise HandoutError(f"{out} exists and is not empty; choose a new folder, or add --force to replace it (its .git is kept)")
     if replace:
-        _replaceable(out, root)
+        replaceable(out, root)
     collected = collect(root, "tests/public")
     groups = public_groups(config, collected)
     notes = []
@@ -392,7 +368,7 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
         if leaks:
             raise HandoutError("the handout would contain solution code:\n  " + "\n  ".join(leaks))
         if replace:
-            _clear(out)
+            clear_folder(out)
         out.mkdir(parents=True, exist_ok=True)
         shutil.copytree(stage, out, dirs_exist_ok=True)
     return notes
