@@ -37,6 +37,9 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--max-time", type=float, default=1800.0, help="grading time limit per submission, seconds")
     b.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids passed to grade (default: all)")
     b.add_argument("--quiet", action="store_true", help="print only the summary")
+    b.add_argument("--scheduler", metavar="ADDRESS", help="grade on this Dask cluster (tcp://host:8786; pip install -e .[cluster])")
+    b.add_argument("--similarity", action="store_true", help="only write a code-similarity report (pip install -e .[similarity])")
+    b.add_argument("--public", type=Path, metavar="DIR", help="with --similarity: known public solutions to compare against")
 
     c = sub.add_parser("compare", help="a submission beside the reference, test by test (terminal table and HTML)")
     c.add_argument("--submission", type=Path, required=True, help="a checkout laid out like this repository")
@@ -71,10 +74,14 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "batch":
         from .batch import BatchOptions, run_batch
 
+        if args.public is not None and not args.similarity:
+            print("batch: --public goes with --similarity", file=sys.stderr)
+            return 2
         return run_batch(
             args.submissions,
             BatchOptions(out=args.out, config=args.config, jobs=args.jobs, force=args.force, max_time=args.max_time,
-                         tests=args.tests, quiet=args.quiet),
+                         tests=args.tests, quiet=args.quiet, scheduler=args.scheduler, similarity=args.similarity,
+                         public=args.public),
         )
     if args.command == "compare":
         from .compare import main as compare_main

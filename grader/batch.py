@@ -69,6 +69,9 @@ class BatchOptions:
     max_time: float = 1800.0
     tests: list[str] | None = None
     quiet: bool = False
+    scheduler: str | None = None  # a Dask scheduler's address: grade there (grader.cluster)
+    similarity: bool = False  # only write the similarity report (grader.similarity)
+    public: Path | None = None  # known public solutions for the similarity report
 
 
 def _group_scores(results: dict) -> dict[str, float]:
@@ -101,8 +104,9 @@ def row_from_results(student: str, results: dict, seconds: float | None = None, 
     return row
 
 
-def grade_one(sub: Submission, opts: BatchOptions) -> Row:
-    """Grade one submission in its own ``grade`` process (or reuse results newer than it)."""
+def grade_one(sub: Submission, opts: BatchOptions, run=None) -> Row:
+    """Grade one submission in its own ``grade`` process (or reuse results newer than it);
+    ``run`` runs it elsewhere (``grader.cluster.ClusterRunner``) instead of :func:`_run_grade`."""
     results_path = opts.out / "results" / f"{sub.student}.json"
     report_path = opts.out / "reports" / f"{sub.student}.json"
     if not opts.force and results_path.exists() and results_path.stat().st_mtime > sub.mtime():
@@ -115,7 +119,7 @@ def grade_one(sub: Submission, opts: BatchOptions) -> Row:
     log = opts.out / "logs" / f"{sub.student}.log"
     try:
         root = _stage(sub, opts.out / "work" / sub.student)
-        returncode = _run_grade(root, results_path, report_path, log, opts)
+        returncode = (run or _run_grade)(root, results_path, report_path, log, opts)
         try:
             results = json.loads(results_path.read_text(encoding="utf-8"))
         except (OSError, ValueError):
@@ -153,10 +157,11 @@ def _stage(sub: Submission, work: Path) -> Path:
     return work
 
 
-def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opts: BatchOptions) -> int:
-    """``python -m grader grade`` on ``root`` in a process group of its own, output to
-    ``log``; its exit status. ``Rejected`` when it outlives ``--max-time`` plus a grace."""
-    cmd = [
+def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opts: BatchOptions,
+               prefix: tuple[str, ...] | list[str] = ()) -> int:
+    """``python -m grader grade`` on ``root`` (after ``prefix``) in a process group of its own,
+    output to ``log``; its exit status. ``Rejected`` when it outlives ``--max-time`` plus a grace."""
+    cmd = [*prefix,
         sys.executable, "-m", "grader", "grade", "--submission", str(root), "--results", str(results_path),
         "--report", str(report_path), "--config", str(opts.config), "--max-time", f"{opts.max_time:g}", "--quiet",
         "--self-checked",  # run_batch ran it before grading anyone
@@ -248,6 +253,24 @@ def _interrupted(signum, frame):
     raise KeyboardInterrupt
 
 
+def _start(opts: BatchOptions, config: Config):
+    """Where the gradings run: ``(None, 0)`` for the local pool, once the self-check passed;
+    ``(runner, 0)`` with ``--scheduler`` (``grader.cluster``: its workers run the self-check);
+    ``(None, status)`` when grading cannot start (said in one line)."""
+    if opts.scheduler:
+        from .cluster import connect
+
+        runner = connect(opts.scheduler, opts.config)
+        return runner, 0 if runner is not None else 1
+    from .selfcheck import check_reference, harness_error
+
+    cause = check_reference(config.isolation, config.forbidden_modules)  # a broken set-up would score everyone 0
+    if cause is not None:
+        print(f"batch: {harness_error(cause)}", file=sys.stderr)
+        return None, 1
+    return None, 0
+
+
 def run_batch(folder: Path, opts: BatchOptions) -> int:
     try:
         config = load_config(opts.config)
@@ -263,21 +286,23 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
     if not submissions:
         print(f"batch: no submissions in {folder}", file=sys.stderr)
         return 2
-    from .selfcheck import check_reference, harness_error
+    if opts.similarity:
+        from .similarity import main as similarity_report
 
-    cause = check_reference(config.isolation, config.forbidden_modules)  # a broken set-up would score everyone 0
-    if cause is not None:
-        print(f"batch: {harness_error(cause)}", file=sys.stderr)
-        return 1
+        return similarity_report(submissions, opts.out, opts.public)
+    runner, status = _start(opts, config)
+    if status:
+        return status
     for sub in ("results", "reports", "work", "logs"):
         (opts.out / sub).mkdir(parents=True, exist_ok=True)
-    jobs = max(1, min(opts.jobs, len(submissions)))
+    jobs = max(1, min(runner.in_flight(opts.jobs) if runner else opts.jobs, len(submissions)))
     if not opts.quiet:
-        print(f"batch: grading {len(submissions)} submissions, {jobs} at a time", flush=True)
+        where = f" on the Dask cluster at {opts.scheduler}" if runner else ""
+        print(f"batch: grading {len(submissions)} submissions, {jobs} at a time{where}", flush=True)
 
     def one(sub: Submission) -> Row:
         try:
-            row = grade_one(sub, opts)
+            row = grade_one(sub, opts, runner)
         except Exception as err:  # a harness error costs this row only
             row = Row(sub.student, error=f"batch error: {type(err).__name__}: {err}")
         if not opts.quiet:
@@ -297,6 +322,8 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
         return 130
     finally:
         signal.signal(signal.SIGTERM, previous)
+        if runner:
+            runner.close()
     pool.shutdown()
     write_csv(opts.out / "grades.csv", rows, config)
     (opts.out / "summary.txt").write_text(summary(rows, config, notes) + "\n", encoding="utf-8")

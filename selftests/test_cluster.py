@@ -1,0 +1,207 @@
+"""``batch --scheduler ADDRESS``: a 2-worker Dask cluster (``LocalCluster``, worker processes)
+grades a small folder of submissions into the same ``grades.csv`` as the local pool, even
+when a worker is killed in the middle of a grading; the grading it ran is retried, not lost
+or counted twice, and nothing it started keeps running (``grader/cluster.py``)."""
+
+from __future__ import annotations
+
+import io
+import logging
+import os
+import signal
+import subprocess
+import sys
+import time
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from harness.childenv import child_env
+
+from .test_batch import POLICY, TESTS, checkout, mutate, zip_folder
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.timeout(600)
+needs_dask = pytest.mark.skipif(
+    __import__("importlib").util.find_spec("distributed") is None,
+    reason="the cluster tests need the optional extra: pip install -e .[cluster] (dask[distributed])",
+)
+
+
+def make_submissions(folder: Path) -> None:
+    checkout(folder / "alice_reference")
+    checkout(folder / "bob_stubs", code="student")
+    mutate(checkout(folder / "m1_merge_overlapping"), "primitives.py", "i += 2", "i += 1")
+    zip_folder(checkout(folder / "carol_zipped"), folder / "carol_zipped.zip", prefix="bpe-main/")
+    (checkout(folder / "dan_links") / "student" / "alias.py").symlink_to("primitives.py")
+
+
+def batch(folder: Path, out: Path, policy: Path, *extra: str, wait: bool = True):
+    cmd = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(out), "--jobs", "2", "--config",
+           str(policy), "--max-time", "120", "--tests", *TESTS, *extra]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    return proc.communicate(timeout=600) + (proc.returncode,) if wait else proc
+
+
+def gradings() -> dict[int, str]:
+    """pid -> command line of every running ``grader grade`` process."""
+    found = {}
+    for cmdline in Path("/proc").glob("[0-9]*/cmdline"):
+        try:
+            args = cmdline.read_bytes().split(b"\0")
+        except OSError:
+            continue
+        if b"grader" in args and b"grade" in args and b"--submission" in args:
+            found[int(cmdline.parent.name)] = b" ".join(args).decode(errors="replace")
+    return found
+
+
+def processes_mentioning(needle: bytes) -> list[str]:
+    """Processes whose command line or environment mentions ``needle``."""
+    found = []
+    for proc in Path("/proc").glob("[0-9]*"):
+        try:
+            if needle in (proc / "cmdline").read_bytes() or needle in (proc / "environ").read_bytes():
+                found.append(proc.name)
+        except OSError:
+            pass
+    return found
+
+
+def survivors(folder: bytes, wait: float = 2.0) -> list[str]:
+    """Command lines of the processes still mentioning ``folder`` after ``wait`` seconds at most."""
+    deadline = time.monotonic() + wait
+    while (left := processes_mentioning(folder)) and time.monotonic() < deadline:
+        time.sleep(0.1)
+    return [(Path("/proc") / pid / "cmdline").read_bytes().replace(b"\0", b" ").decode(errors="replace")[:200]
+            for pid in left if (Path("/proc") / pid).exists()]
+
+
+@pytest.fixture(scope="module")
+def classroom(tmp_path_factory):
+    base = tmp_path_factory.mktemp("cluster")
+    folder = base / "submissions"
+    folder.mkdir()
+    make_submissions(folder)
+    policy = base / "policy.yaml"
+    policy.write_text(POLICY)
+    stdout, stderr, code = batch(folder, base / "local", policy)
+    assert code == 0, stderr[-2000:]
+    return {"base": base, "folder": folder, "policy": policy, "local": base / "local"}
+
+
+@pytest.fixture(scope="module")
+def killed_run(classroom):
+    """The folder graded on a 2-worker cluster, one worker killed while it was grading."""
+    from distributed import Client, LocalCluster
+
+    base = classroom["base"]
+    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                           local_directory=str(base / "dask"), silence_logs=logging.CRITICAL)
+    client = Client(cluster)
+    try:
+        pids = client.run(os.getpid)
+        dirs = client.run(lambda dask_worker: dask_worker.local_directory)
+        proc = batch(classroom["folder"], base / "cluster", classroom["policy"], "--scheduler",
+                     cluster.scheduler_address, wait=False)
+        victim = None
+        deadline = time.monotonic() + 300
+        while victim is None and time.monotonic() < deadline and proc.poll() is None:
+            for pid, cmd in gradings().items():
+                worker = next((w for w, d in dirs.items() if d in cmd), None)
+                if worker is not None and "/bob_stubs " in cmd:  # the longest grading (every test fails)
+                    time.sleep(1.0)  # well into the grading: its pytest run has started
+                    victim = {"worker": worker, "cmd": cmd, "grade_pid": pid, "alive": pid in gradings()}
+                    os.kill(pids[worker], signal.SIGKILL)
+                    victim["survivors"] = survivors(victim["cmd"].split("--submission ")[1].split()[0].encode())
+                    break
+            time.sleep(0.1)
+        stdout, stderr = proc.communicate(timeout=600)
+        rerun = batch(classroom["folder"], base / "cluster", classroom["policy"], "--scheduler", cluster.scheduler_address)
+    finally:
+        client.close()
+        cluster.close()
+    return {"stdout": stdout, "stderr": stderr, "code": proc.returncode, "victim": victim, "out": base / "cluster",
+            "rerun": rerun}
+
+
+@needs_dask
+def test_the_cluster_writes_the_same_grades_csv_as_the_local_pool_with_a_worker_killed(classroom, killed_run):
+    assert killed_run["code"] == 0, killed_run["stderr"][-3000:]
+    assert (killed_run["out"] / "grades.csv").read_text() == (classroom["local"] / "grades.csv").read_text()
+    assert "on the Dask cluster at tcp://" in killed_run["stdout"]
+
+
+@needs_dask
+def test_the_worker_was_killed_in_the_middle_of_a_grading_and_it_was_retried(killed_run):
+    victim = killed_run["victim"]
+    assert victim is not None and victim["alive"], "no grading was running on a worker to kill: the test proves nothing"
+    student = victim["cmd"].split("--submission ")[1].split()[0].rsplit("/", 1)[1]
+    results = killed_run["out"] / "results" / f"{student}.json"
+    assert results.is_file() and f"  {student}: " in killed_run["stdout"]
+    assert killed_run["stdout"].count(f"  {student}: ") == 1  # one row, written once
+
+
+@needs_dask
+def test_nothing_the_killed_grading_started_keeps_running(killed_run):
+    victim = killed_run["victim"]
+    assert victim is not None
+    assert not victim["survivors"], f"2 s after its worker was killed these still ran: {victim['survivors']}"
+
+
+@needs_dask
+def test_a_rerun_on_the_cluster_reuses_every_up_to_date_result(killed_run):
+    stdout, stderr, code = killed_run["rerun"]
+    assert code == 0, stderr[-2000:]
+    assert "5 reused" in stdout
+
+
+def test_a_packed_submission_is_rebuilt_whole_with_its_inside_links(tmp_path):
+    from grader.cluster import pack, unpack
+
+    src = checkout(tmp_path / "src")
+    (src / "student" / "alias.py").symlink_to("primitives.py")
+    (src / "run.sh").write_text("#!/bin/sh\n")
+    (src / "run.sh").chmod(0o755)
+    (src / "empty").mkdir()
+    unpack(pack(src), tmp_path / "dest")
+    for path in src.rglob("*"):
+        copy = tmp_path / "dest" / path.relative_to(src)
+        assert copy.is_symlink() == path.is_symlink() and copy.is_dir() == path.is_dir(), path
+        if path.is_symlink():
+            assert os.readlink(copy) == os.readlink(path)
+        elif path.is_file():
+            assert copy.read_bytes() == path.read_bytes() and copy.stat().st_mode == path.stat().st_mode, path
+    assert pack(src) == pack(tmp_path / "dest")  # content alone decides the bytes, so the task's key
+
+
+@pytest.mark.parametrize("entry, target", [("../evil.py", None), ("/abs.py", None), ("student/up", "../../etc"),
+                                           ("student/abs", "/etc/passwd")])
+def test_unpacking_refuses_an_entry_or_link_that_lands_outside(tmp_path, entry, target):
+    import stat
+
+    from grader.cluster import unpack
+
+    buf = io.BytesIO()
+    with zipfile.ZipFile(buf, "w") as zf:
+        info = zipfile.ZipInfo(entry)
+        if target is not None:
+            info.external_attr = (stat.S_IFLNK | 0o777) << 16
+        zf.writestr(info, target or "x = 1\n")
+    with pytest.raises(ValueError, match="outside"):
+        unpack(buf.getvalue(), tmp_path / "dest")
+
+
+def test_a_worker_with_other_grading_code_refuses_to_grade():
+    from grader.cluster import worker_ready
+
+    assert "differs" in worker_ready("0" * 64, POLICY)
+
+
+def test_grade_and_batch_import_neither_dask_nor_copydetect():
+    code = ("import sys, grader.__main__, grader.batch, grader.grade, grader.cluster, grader.similarity; "
+            "print(sorted(m for m in ('dask', 'distributed', 'copydetect') if m in sys.modules))")
+    out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=60)
+    assert out.stdout.strip() == "[]", out.stderr[-2000:]
