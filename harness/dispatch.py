@@ -23,11 +23,13 @@ class Broken(Exception):
     """``adapters.py`` (or what it imports) could not be loaded; raised again on every request."""
 
 
-def import_adapters(code_dir: str, adapters: str, module_name: str, *, register: bool = False) -> tuple[ModuleType, list[str]]:
+def import_adapters(code_dir: str, adapters: str, module_name: str, *, register: bool = False,
+                    scoped: bool = False) -> tuple[ModuleType, list[str]]:
     """Import ``code_dir/adapters`` as a fresh module named ``module_name`` (also put in
     ``sys.modules`` when ``register``), with stand-ins for packages it imports that are
-    neither in ``code_dir`` nor installed. Returns the module and those packages' names;
-    the submission's own import-time errors propagate for the caller to describe."""
+    neither in ``code_dir`` nor installed (kept out of this process's imports afterwards when
+    ``scoped``: an in-process run). Returns the module and those packages' names; the
+    submission's own import-time errors propagate for the caller to describe."""
     path = os.path.join(code_dir, adapters)
 
     def load() -> ModuleType:
@@ -38,7 +40,7 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
         spec.loader.exec_module(module)
         return module
 
-    return import_tolerating_missing(load, code_dir)
+    return import_tolerating_missing(load, code_dir, scoped=scoped)
 
 
 def close(items: Iterator[Any]) -> None:

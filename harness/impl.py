@@ -47,7 +47,8 @@ class BrokenImplementation(AssertionError, Broken):
 def load_adapters(impl: str = "student", root: Path | str | None = None, facts: dict | None = None) -> ModuleType:
     """Load the adapters file of ``root`` (default: this repository; ``adapters.py``, or
     ``tests/adapters.py`` in a CS336-layout repository) with ``BPE_IMPL=impl``. Packages it
-    imports that are neither in ``root`` nor installed get stand-ins (:mod:`harness.stand_ins`).
+    imports that are neither in ``root`` nor installed get stand-ins (:mod:`harness.stand_ins`),
+    which the submission keeps and this process's other imports never see.
     For a submission, ``facts`` gets its ``layout`` and ``stand_ins`` (the names stood in).
 
     Each call makes a fresh module object, so the student's and the reference's adapters
@@ -69,7 +70,7 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
     previous = os.environ.get(IMPL_ENV)
     os.environ[IMPL_ENV] = impl
     try:
-        module, missing = import_adapters(str(root), layout.adapters, f"adapters_{impl}")
+        module, missing = import_adapters(str(root), layout.adapters, f"adapters_{impl}", scoped=True)
     except Exception as err:  # the submission's own import-time error, reported as such
         raise BrokenImplementation(f"{layout.adapters} could not be imported: {V.describe_import_error(err)}") from None
     finally:

@@ -7,7 +7,10 @@ submission nor installed): while the submission is being imported anything may b
 subscripted, called or subclassed from it (annotations, decorators, base classes); once
 it is imported, calling anything of it raises ``ModuleNotFoundError`` naming the package.
 So a tokenizer that never touches ``torch`` is graded normally, and one that does fails
-with one readable line. Used by the isolated worker and by in-process runs alike.
+with one readable line. Used by the isolated worker and by in-process runs alike; in-process
+(``scoped``) the stand-ins serve the submission's import only and never stay where the test
+process's own imports would find them (``pytest.approx`` looks for ``numpy`` in
+``sys.modules``).
 """
 
 from __future__ import annotations
@@ -97,10 +100,25 @@ def _installed(package: str) -> bool:
         return False
 
 
-def import_tolerating_missing(load: Callable[[], Any], root: str) -> tuple[Any, list[str]]:
+def _withdraw() -> None:
+    """Take the stand-ins out of this process's imports: the finder off ``sys.meta_path``,
+    the stand-in modules out of ``sys.modules`` (the submission keeps the ones it holds)."""
+    while FINDER in sys.meta_path:
+        sys.meta_path.remove(FINDER)
+    for name in [n for n, m in list(sys.modules.items()) if isinstance(m, _StandInModule)]:
+        del sys.modules[name]
+    FINDER.packages.clear()
+
+
+def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: bool = False) -> tuple[Any, list[str]]:
     """``load()`` (which imports the submission in folder ``root``), retried with a stand-in
     for each missing top-level package that is not the submission's own. Returns the module
-    and the packages stood in. Whatever ``load`` raises otherwise propagates."""
+    and the packages stood in. Whatever ``load`` raises otherwise propagates.
+
+    ``scoped`` (a submission imported into a process that has other work, the test process
+    of an in-process run): once ``load`` ends, however it ends, the stand-ins leave the
+    process's imports (:func:`_withdraw`): an import of a missing package by anyone else,
+    or by the submission later, fails as it would without them."""
     import os
 
     root = os.path.realpath(root)
@@ -119,7 +137,8 @@ def import_tolerating_missing(load: Callable[[], Any], root: str) -> tuple[Any, 
         while True:
             before = set(sys.modules)
             try:
-                return load(), list(FINDER.packages)
+                module = load()
+                return module, list(FINDER.packages)
             except ModuleNotFoundError as err:
                 package = (err.name or "").partition(".")[0]
                 if (not package or package in FINDER.packages or own(package) or _installed(package)
@@ -131,3 +150,5 @@ def import_tolerating_missing(load: Callable[[], Any], root: str) -> tuple[Any, 
                 FINDER.packages.append(package)
     finally:
         FINDER.importing = False
+        if scoped:
+            _withdraw()

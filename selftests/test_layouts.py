@@ -18,6 +18,8 @@ gradings run in one module fixture, two at a time, the whole-suite one first.
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import json
 import os
 import shutil
@@ -31,7 +33,7 @@ from grader.config import load_config
 from harness.impl import ROOT, Implementation, LocalBackend
 
 from .support import build_layout as build
-from .support import grade_with_private_tmp, record_adapter_calls
+from .support import LAYOUT_FIXTURES, grade_with_private_tmp, record_adapter_calls
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="isolated grading needs Linux"),
@@ -179,6 +181,19 @@ def given(graded: dict, case: tuple) -> dict:
     return out
 
 
+def missing_imports(path: Path) -> list[str]:
+    """The top-level packages ``path`` imports, in order, that are not installed here (its
+    stand-ins, as grading names them)."""
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name.partition(".")[0] for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            names.append(node.module.partition(".")[0])
+    local = {p.name for p in path.parent.parent.iterdir()}
+    return [n for n in dict.fromkeys(names) if n not in local and importlib.util.find_spec(n) is None]
+
+
 def _context(out: dict) -> str:
     return f"rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout'][-3000:]}\n{out['stderr']}"
 
@@ -192,7 +207,7 @@ def test_correct_code_passes_every_adapters_tests_in_every_layout(graded, case):
     assert data["score"] == pytest.approx(most) and most > 0, _context(out)
     assert LAYOUT_LINE[case[0]] in out["stdout"], _context(out)
     if case[0].startswith("cs336"):
-        assert "not installed where grading runs: torch, jaxtyping" in out["stdout"], _context(out)
+        assert f"not installed where grading runs: {', '.join(missing_imports(LAYOUT_FIXTURES / 'cs336' / 'tests' / 'adapters.py'))} (" in out["stdout"], _context(out)
 
 
 def test_a_correct_cs336_repository_gets_full_marks_on_the_whole_suite(graded):
@@ -285,6 +300,27 @@ def test_code_that_uses_a_missing_package_fails_naming_it(tmp_path):
     impl = Implementation(LocalBackend("student", sub))
     with pytest.raises(ModuleNotFoundError, match="uses 'torch', which is neither in your submission nor installed"):
         impl.run_merge([1, 2], (1, 2), 3)
+
+
+@pytest.mark.parametrize("package", ["numpy", "bpe_selftest_never_installed"])
+def test_stand_ins_of_an_in_process_submission_stay_out_of_the_test_process(tmp_path, package):
+    """The stand-ins serve the submission's import only: afterwards the test process imports
+    (and ``pytest.approx``, which looks for ``numpy`` in ``sys.modules``) see what is installed."""
+    if importlib.util.find_spec(package) is not None:
+        pytest.skip(f"{package} is installed here: nothing to stand in")
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "adapters.py").write_text(
+        f"import {package}\nimport {package}.typing as typing\n\n\ndef run_merge(ids, pair, new_id):\n"
+        f"    return {package}.array(ids).tolist()\n"
+    )
+    impl = Implementation(LocalBackend("student", sub))
+    with pytest.raises(ModuleNotFoundError, match=f"uses '{package}', which is neither in your submission"):
+        impl.run_merge([1, 2], (1, 2), 3)  # the submission keeps its stand-in
+    assert [m for m in sys.modules if m.partition(".")[0] == package] == []
+    with pytest.raises(ModuleNotFoundError):
+        importlib.import_module(package)
+    assert [0.1 + 0.2, 1.0] == pytest.approx([0.3, 1.0])
 
 
 class _Raises:
