@@ -2,13 +2,22 @@
 
 from __future__ import annotations
 
+import os
 from concurrent.futures import Future, ThreadPoolExecutor
 from pathlib import Path
 from typing import Callable, Iterator
 
 import pytest
 
+from harness import gpt2_cache, use_shared_tiktoken_cache
+
 from .support import GradeRun, run_grader
+
+# Every process a self-test starts reads GPT-2's files from the cache this one reads, named
+# outright: a copy of the checkout made elsewhere has no ../shared/tiktoken_cache beside it.
+use_shared_tiktoken_cache()
+if gpt2_cache.cache_dir() is not None:
+    os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(gpt2_cache.cache_dir()))
 
 
 class Gradings:
