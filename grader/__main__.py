@@ -41,9 +41,12 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--similarity", action="store_true", help="only write a code-similarity report (pip install -e .[similarity])")
     b.add_argument("--public", type=Path, metavar="DIR", help="with --similarity: known public solutions to compare against")
 
-    c = sub.add_parser("compare", help="a submission beside the reference, test by test (terminal table and HTML)")
-    c.add_argument("--submission", type=Path, required=True, help="a checkout laid out like this repository")
-    c.add_argument("--html", type=Path, help="also write a self-contained HTML page here")
+    c = sub.add_parser("compare", help="a submission (or a batch's) beside the reference: summary, diagnosis, failures")
+    what = c.add_mutually_exclusive_group(required=True)
+    what.add_argument("--submission", type=Path, help="a submission folder, any layout grade reads")
+    what.add_argument("--batch", type=Path, metavar="OUT", help="a batch output folder: one page per student and a class index")
+    c.add_argument("--html", type=Path, help="also write a self-contained HTML page here (with --batch: the folder of pages, default OUT/compare)")
+    c.add_argument("--all", dest="every_case", action="store_true", help="list every case, passes included, and every failure")
     c.add_argument("--config", type=Path, default=None, help="grading policy (default: grading.yaml)")
     c.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids (default: all)")
     c.add_argument("--max-time", type=float, default=3600.0, help="time limit of each of the two runs, seconds")
@@ -86,7 +89,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "compare":
         from .compare import main as compare_main
 
-        return compare_main(args.submission, args.html, args.config, args.tests, args.max_time)
+        return compare_main(args.submission, args.html, args.config, args.tests, args.max_time, args.every_case, args.batch)
     if args.command == "handout":
         from .handout import main as handout_main
 

@@ -1,42 +1,57 @@
-"""``python -m grader compare --submission DIR [--html OUT.html]``: a submission beside the
-reference, test by test.
+"""``python -m grader compare --submission DIR [--html OUT.html] [--all]``: a submission
+beside the reference, what matters first.
 
 Runs the graded suite twice through ``python -m grader grade`` (the submission, then
-``--impl reference``) with ``--report`` into a temporary folder, joins the two reports by
-test, and shows one table: each test's outcome for both, both times and their ratio, and
-the points. Below it, for every test the submission fails, the first divergence its
-failure message names (``merge #37 differs ...``, ``ids differ at position 12 ...``), and
-at the end any diagnosis lines of the mutant catalogue (``this matches a known bug: ...``).
-The same content can be written as a self-contained HTML page to share with a student.
+``--impl reference``) with ``--report`` into a temporary folder and joins the two reports
+by case. The terminal shows, in this order: the score and how the submission was read, a
+summary per group (policy order, group titles: points of both, failing cases, time ratio),
+the known-bug diagnoses of the mutant catalogue (``this matches a known bug: ...``, with how
+many failing cases show it), then only the failing tests, group by group, most points lost
+first, each with its first failing case and the first lines of its first difference, kept
+under 80 lines (a last line says how many more there are). ``--all`` lists every case
+instead, passes included, and every failing case's first difference. ``--html`` writes the
+same in the same order as one self-contained page (:mod:`grader.compare_html`).
+
+``--batch OUT`` compares a ``batch`` output folder: the reference runs once, each student's
+page is made from the report ``batch`` kept (``OUT/reports/<student>.json``), and an index
+has one row per student and one column per group, linking to each student's page.
 """
 
 from __future__ import annotations
 
-import html
 import json
+import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from harness import ROOT
 from harness.childenv import child_env
 from .feedback import KNOWN_BUG, first_divergence
 
+MAX_TERMINAL_LINES = 78  # with the `html:` line, the default output of one submission stays under 80 lines
+WIDTH = 150  # characters of a terminal line of failure text
 
 
 @dataclass
-class Row:
+class Case:
+    """One case (a pytest node id) of both runs."""
     nodeid: str
     group: str
+    entry: str  # the results entry (test function) it belongs to
     submission: str  # passed | failed | skipped | not run | missing
     reference: str
     sub_time: float | None
     ref_time: float | None
     score: float
     max_score: float
-    divergence: str = ""
+    output: str = ""
+
+    @property
+    def failed(self) -> bool:
+        return self.submission != "passed"
 
     @property
     def ratio(self) -> float | None:
@@ -44,178 +59,323 @@ class Row:
             return None
         return self.sub_time / self.ref_time
 
+    @property
+    def case_id(self) -> str:
+        """``[param]`` of a parametrized case, else the test function's name."""
+        name = self.nodeid.split("::")[-1]
+        return name[name.index("["):] if "[" in name else name
 
-def diagnoses(reports: list[dict]) -> list[str]:
-    """The distinct ``... matches a known bug ...`` lines of the failure outputs, in order."""
-    seen: list[str] = []
-    for report in reports:
-        for t in report.get("tests", []):
-            for line in t.get("output", "").splitlines():
-                line = line.strip().removeprefix("E").strip()
-                if KNOWN_BUG in line and line not in seen:
-                    seen.append(line)
-    return seen
+    def divergence(self, keep_indent: bool = False) -> str:
+        return (first_divergence(self.output, keep_indent=keep_indent) if self.output.strip() else "") or self.submission
 
 
-def join(sub: dict, ref: dict) -> list[Row]:
-    """One row per test of either report, in the submission report's order (then any test
-    only the reference ran)."""
+@dataclass
+class Test:
+    """One test function (one results entry) and its cases."""
+    key: str
+    rule: str
+    group: str
+    cases: list[Case] = field(default_factory=list)
+
+    @property
+    def failing(self) -> list[Case]:
+        return [c for c in self.cases if c.failed]
+
+    @property
+    def lost(self) -> float:
+        return sum(c.max_score - c.score for c in self.cases)
+
+
+@dataclass
+class GroupRow:
+    name: str
+    title: str
+    points: float
+    sub_score: float
+    ref_score: float
+    cases: list[Case]
+
+    @property
+    def failed(self) -> list[Case]:
+        return [c for c in self.cases if c.failed]
+
+    @property
+    def ratio(self) -> float | None:
+        sub = sum(c.sub_time or 0.0 for c in self.cases)
+        ref = sum(c.ref_time or 0.0 for c in self.cases)
+        return sub / ref if ref > 0 and sub > 0 else None
+
+
+@dataclass
+class Comparison:
+    name: str
+    sub: dict
+    ref: dict
+    cases: list[Case]
+    groups: list[GroupRow]
+    tests: list[Test]
+    diagnoses: list[tuple[str, int]]  # known-bug line, failing cases showing it
+
+    @property
+    def failing_tests(self) -> list[Test]:
+        """Failing tests in group (policy) order, most points lost first within a group."""
+        order = {g.name: i for i, g in enumerate(self.groups)}
+        failing = [t for t in self.tests if t.failing]
+        return sorted(failing, key=lambda t: (order.get(t.group, len(order)), -round(t.lost, 6)))
+
+
+def diagnoses(cases: list[Case]) -> list[tuple[str, int]]:
+    """The distinct ``... matches a known bug ...`` lines of the failing cases, in order of
+    first appearance, each with the number of failing cases that show it."""
+    seen: dict[str, int] = {}
+    for c in cases:
+        found = {ln.strip().removeprefix("E").strip() for ln in c.output.splitlines() if KNOWN_BUG in ln} if c.failed else set()
+        for line in sorted(found, key=c.output.find):
+            seen[line] = seen.get(line, 0) + 1
+    return list(seen.items())
+
+
+def _rule(entry: dict | None, nodeid: str) -> str:
+    """The rule an entry states (its name without the group title), else the function name."""
+    if entry and entry.get("name"):
+        return str(entry["name"]).split(" — ")[-1]
+    return nodeid.split("::")[-1].split("[")[0]
+
+
+def join(sub: dict, ref: dict) -> list[Case]:
+    """One case per node id of either report, in the submission report's order (then any
+    case only the reference ran)."""
     ref_tests = {t["nodeid"]: t for t in ref.get("tests", [])}
-    rows = []
-    seen = set()
+    cases, seen = [], set()
     for t in sub.get("tests", []):
         r = ref_tests.get(t["nodeid"], {})
         seen.add(t["nodeid"])
-        rows.append(
-            Row(t["nodeid"], t["group"], t["outcome"], r.get("outcome", "missing"), t.get("duration"), r.get("duration"),
-                t.get("score", 0.0), t.get("max_score", 0.0),
-                first_divergence(t.get("output", "")) if t["outcome"] != "passed" else "")
-        )
+        cases.append(Case(t["nodeid"], t["group"], str(t.get("entry", "")), t["outcome"], r.get("outcome", "missing"),
+                          t.get("duration"), r.get("duration"), t.get("score", 0.0), t.get("max_score", 0.0), t.get("output", "")))
     for nodeid, r in ref_tests.items():
         if nodeid not in seen:
-            rows.append(Row(nodeid, r["group"], "missing", r["outcome"], None, r.get("duration"), 0.0, r.get("max_score", 0.0)))
-    return rows
+            cases.append(Case(nodeid, r["group"], "", "missing", r["outcome"], None, r.get("duration"), 0.0, r.get("max_score", 0.0)))
+    return cases
+
+
+def build(sub: dict, ref: dict, name: str, titles: dict[str, str] | None = None) -> Comparison:
+    """The comparison of two grade reports: cases, tests, groups in policy order, diagnoses
+    (``titles``: group titles for reports that do not carry them)."""
+    cases = join(sub, ref)
+    entries = {str(e.get("number")): e for e in sub.get("entries", []) if isinstance(e, dict)}
+    tests: dict[str, Test] = {}
+    for c in cases:
+        key = c.entry if c.entry in entries else c.nodeid.split("[")[0]
+        if key not in tests:
+            tests[key] = Test(key, _rule(entries.get(key), c.nodeid), c.group)
+        tests[key].cases.append(c)
+    groups = []
+    sub_groups, ref_groups = sub.get("groups") or {}, ref.get("groups") or {}
+    for g in dict.fromkeys([*sub_groups, *ref_groups, *(c.group for c in cases)]):
+        s, r = sub_groups.get(g) or {}, ref_groups.get(g) or {}
+        groups.append(GroupRow(g, str(s.get("title") or r.get("title") or (titles or {}).get(g) or g), float(s.get("points", r.get("points", 0.0))),
+                               float(s.get("score", 0.0)), float(r.get("score", 0.0)), [c for c in cases if c.group == g]))
+    return Comparison(name, sub, ref, cases, groups, list(tests.values()), diagnoses(cases))
 
 
 # ---- running -----------------------------------------------------------------------------
 
 
 def run_grade(args: list[str], report: Path, results: Path, max_time: float) -> dict:
-    env = child_env()
     cmd = [sys.executable, "-m", "grader", "grade", *args, "--results", str(results), "--report", str(report),
            "--max-time", f"{max_time:g}", "--quiet"]
-    subprocess.run(cmd, cwd=ROOT, env=env, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=max_time + 120)
+    subprocess.run(cmd, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=max_time + 120)
     try:
         return json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"error": "the grade command wrote no report", "tests": []}
 
 
+def _common(config: Path | None, tests: list[str] | None) -> list[str]:
+    return (["--config", str(Path(config).resolve())] if config is not None else []) + (["--tests", *tests] if tests else [])
+
+
 def compare(submission: Path, config: Path | None = None, tests: list[str] | None = None, max_time: float = 3600.0) -> tuple[dict, dict]:
     """The grade reports of the submission and of the reference."""
-    common: list[str] = []
-    if config is not None:
-        common += ["--config", str(Path(config).resolve())]
-    if tests:
-        common += ["--tests", *tests]
     with tempfile.TemporaryDirectory(prefix="bpe-compare-") as tmp:
         t = Path(tmp)
-        sub = run_grade(["--submission", str(Path(submission).resolve()), *common], t / "sub.json", t / "sub-results.json", max_time)
-        ref = run_grade(["--impl", "reference", *common], t / "ref.json", t / "ref-results.json", max_time)
+        sub = run_grade(["--submission", str(Path(submission).resolve()), *_common(config, tests)], t / "sub.json", t / "sub-results.json", max_time)
+        ref = reference_report(config, tests, max_time)
     return sub, ref
 
 
-# ---- output --------------------------------------------------------------------------------
+def reference_report(config: Path | None, tests: list[str] | None, max_time: float) -> dict:
+    with tempfile.TemporaryDirectory(prefix="bpe-compare-") as tmp:
+        t = Path(tmp)
+        return run_grade(["--impl", "reference", *_common(config, tests)], t / "ref.json", t / "ref-results.json", max_time)
 
 
-def _secs(x: float | None) -> str:
-    return "-" if x is None else f"{x:.3f}"
+# ---- terminal ------------------------------------------------------------------------------
 
 
-def _ratio(x: float | None) -> str:
+def points(x: float) -> str:
+    return f"{round(x, 2):g}"
+
+
+def ratio_text(x: float | None) -> str:
     return "-" if x is None else f"{x:.1f}x"
 
 
-def _short(nodeid: str, width: int = 90) -> str:
-    nodeid = nodeid.removeprefix("tests/")
-    return nodeid if len(nodeid) <= width else nodeid[: width // 2 - 1] + "…" + nodeid[-(width // 2):]
+def secs_text(x: float | None) -> str:
+    return "-" if x is None else f"{x:.3f}"
 
 
-def headline(sub: dict, ref: dict, rows: list[Row], name: str) -> list[str]:
-    lines = [f"submission {name}: {sub.get('score', 0):g} points; reference: {ref.get('score', 0):g} points"]
-    failing = sum(r.submission != "passed" for r in rows)
-    lines.append(f"{len(rows)} tests: the submission fails {failing}, the reference fails {sum(r.reference != 'passed' for r in rows)}")
-    notes = sub.get("notes") if isinstance(sub.get("notes"), list) else []
-    lines += [f"submission {n}" for n in notes if str(n).startswith(("layout:", "left out of the copy", "not installed where"))]
-    for which, report in (("submission", sub), ("reference", ref)):
+def _cut(line: str, width: int = WIDTH) -> str:
+    return line if len(line) <= width else line[: width - 1] + "…"
+
+
+def columns(rows: list[tuple[str, ...]], left: int = 1) -> list[str]:
+    """Aligned text columns: the first ``left`` left-aligned, the others right-aligned."""
+    widths = [max(len(r[i]) for r in rows) for i in range(len(rows[0]))]
+    return ["  ".join(c.ljust(w) if i < left else c.rjust(w) for i, (c, w) in enumerate(zip(r, widths))).rstrip() for r in rows]
+
+
+def headline(c: Comparison) -> list[str]:
+    possible = sum(g.points for g in c.groups)
+    failing = [x for x in c.cases if x.failed]
+    lines = [f"{c.name}: {points(c.sub.get('score', 0))} / {points(possible)} points (reference {points(c.ref.get('score', 0))}); "
+             f"fails {len(failing)} of {len(c.cases)} cases, in {len(c.failing_tests)} of {len(c.tests)} tests"]
+    notes = c.sub.get("notes") if isinstance(c.sub.get("notes"), list) else []
+    lines += [f"  {n}" for n in notes if str(n).startswith(("layout:", "left out of the copy", "not installed where"))]
+    for which, report in (("submission", c.sub), ("reference", c.ref)):
         if report.get("error"):
             lines.append(f"{which}: grading failed: {report['error']}")
     return lines
 
 
-def terminal(sub: dict, ref: dict, rows: list[Row], name: str) -> str:
-    header = ("test", "group", "submission", "reference", "sub s", "ref s", "ratio", "points")
-    table = [header] + [
-        (_short(r.nodeid), r.group, r.submission, r.reference, _secs(r.sub_time), _secs(r.ref_time), _ratio(r.ratio),
-         f"{r.score:.3g}/{r.max_score:.3g}")
-        for r in rows
-    ]
-    widths = [max(len(row[i]) for row in table) for i in range(len(header))]
-    out = headline(sub, ref, rows, name) + [""]
-    for k, row in enumerate(table):
-        out.append("  ".join(c.ljust(w) if i < 4 else c.rjust(w) for i, (c, w) in enumerate(zip(row, widths))).rstrip())
-        if k == 0:
-            out.append("-" * len(out[-1]))
-    failing = [r for r in rows if r.submission != "passed"]
+def summary_table(c: Comparison) -> list[str]:
+    rows = [("group", "points", "reference", "failing cases", "time ratio")]
+    for g in c.groups:
+        rows.append((g.title, f"{points(g.sub_score)} / {points(g.points)}", points(g.ref_score),
+                     f"{len(g.failed)} of {len(g.cases)}", ratio_text(g.ratio)))
+    rows.append(("total", f"{points(sum(g.sub_score for g in c.groups))} / {points(sum(g.points for g in c.groups))}",
+                 points(sum(g.ref_score for g in c.groups)), f"{sum(len(g.failed) for g in c.groups)} of {len(c.cases)}", ""))
+    lines = columns(rows)
+    lines.insert(1, "-" * len(lines[0]))
+    return lines
+
+
+def diagnosis_lines(c: Comparison) -> list[str]:
+    if not c.diagnoses:
+        return []
+    return ["diagnosis:"] + [f"  {line} ({n} failing case{'s' if n != 1 else ''})" for line, n in c.diagnoses]
+
+
+def _test_lines(t: Test, diff_lines: int = 2) -> list[str]:
+    failing = t.failing
+    first = failing[0]
+    cases = f"{len(failing)} of {len(t.cases)} case{'s' if len(t.cases) != 1 else ''} fail{'s' if len(failing) == 1 else ''}"
+    head = f"  ✗ {t.rule}: {cases}, -{points(t.lost)} points"
+    diff = first.divergence().splitlines()[:diff_lines] or [first.submission]
+    if len(diff) > 1 and diff[1].startswith("raised by"):  # an exception: where in the submission instead
+        frames = re.findall(r'File "[^"]+", line \d+, in \S+', first_divergence(first.output, max_lines=10_000))
+        diff[1:] = frames[-1:]
+    label = first.case_id + " " if first.case_id.startswith("[") else ""
+    return [_cut(head), _cut(f"      {label}{diff[0]}"), *(_cut(f"      {ln}") for ln in diff[1:])]
+
+
+def failure_lines(c: Comparison, budget: int) -> list[str]:
+    """The failing tests, group by group, within ``budget`` lines: tests are taken one per
+    group in turn (so every group with failures shows its worst first), the last line says
+    how many were left out."""
+    by_group: dict[str, list[Test]] = {}
+    for t in c.failing_tests:
+        by_group.setdefault(t.group, []).append(t)
+    titles = {g.name: g for g in c.groups}
+    shown: dict[str, list[list[str]]] = {g: [] for g in by_group}
+    left, total = budget - 2, sum(len(v) for v in by_group.values())  # the heading, the "more" line
+    for k in range(max((len(v) for v in by_group.values()), default=0)):
+        for g, tests in by_group.items():
+            if k < len(tests):
+                lines = _test_lines(tests[k])
+                cost = len(lines) + (1 if k == 0 else 0)
+                if cost > left:
+                    left = -1
+                    break
+                shown[g].append(lines)
+                left -= cost
+        if left < 0:
+            break
+    out = ["failing tests, group by group, most points lost first (--all: every case, passes included):"]
+    for g, blocks in shown.items():
+        if blocks:
+            group = titles.get(g)
+            tests = [t for t in c.tests if t.group == g]
+            out.append(f"{group.title if group else g}: {len(by_group[g])} of {len(tests)} tests fail{'s' if len(by_group[g]) == 1 else ''}")
+            out += [ln for block in blocks for ln in block]
+    more = total - sum(len(b) for b in shown.values())
+    if more:
+        out.append(f"... {more} more failing test{'s' if more != 1 else ''} not shown: --html PAGE shows every one, --all lists every case here")
+    return out
+
+
+def all_lines(c: Comparison) -> list[str]:
+    """Every case (passes included) with both outcomes and times, then the first difference
+    of every failing case."""
+    rows = [("case", "submission", "reference", "sub s", "ref s", "ratio", "points")]
+    rows += [(x.nodeid.removeprefix("tests/"), x.submission, x.reference, secs_text(x.sub_time), secs_text(x.ref_time), ratio_text(x.ratio),
+              f"{points(x.score)}/{points(x.max_score)}") for g in c.groups for x in g.cases]
+    lines = columns(rows, left=3)
+    lines.insert(1, "-" * len(lines[0]))
+    failing = [x for g in c.groups for x in g.cases if x.failed]
     if failing:
-        out += ["", "first divergence of each failing test:"]
-        for r in failing:
-            out.append(f"- {r.nodeid}")
-            out += [f"    {ln}" for ln in (r.divergence or r.submission).splitlines()]
-    found = diagnoses([sub])
-    if found:
-        out += ["", "diagnosis:"] + [f"  {ln}" for ln in found]
+        lines += ["", "first difference of each failing case:"]
+        for x in failing:
+            lines += [f"- {x.nodeid}", *(f"    {ln}" for ln in x.divergence(keep_indent=True).splitlines())]
+    return lines
+
+
+def terminal(c: Comparison, every_case: bool = False, max_lines: int = MAX_TERMINAL_LINES) -> str:
+    """What ``compare`` prints: headline, summary, diagnosis, then the failing tests (under
+    ``max_lines`` in all), or with ``every_case`` every case and every failure."""
+    out = headline(c) + [""] + summary_table(c)
+    diag = diagnosis_lines(c)
+    if diag:
+        out += [""] + diag
+    if every_case:
+        return "\n".join(out + [""] + all_lines(c))
+    if c.failing_tests:
+        out += [""] + failure_lines(c, max_lines - len(out) - 1)
     return "\n".join(out)
 
 
-CSS = """
-body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:2em;color:#222;max-width:1400px}
-h1{font-size:1.4em}h2{font-size:1.15em;margin-top:2em}
-table{border-collapse:collapse;font-size:.85em;width:100%}
-th,td{border:1px solid #ccc;padding:.25em .5em;text-align:left;vertical-align:top}
-th{background:#f0f0f0;position:sticky;top:0}
-td.num{text-align:right;font-variant-numeric:tabular-nums;white-space:nowrap}
-td.id{font-family:ui-monospace,Menlo,Consolas,monospace;word-break:break-all}
-.passed{background:#e6f4ea}.failed,.missing,.not-run{background:#fce8e6}.skipped{background:#fef7e0}
-pre{background:#f8f8f8;border:1px solid #ddd;padding:.6em;overflow-x:auto;font-size:.85em;white-space:pre-wrap}
-.diag{background:#fff4ce;border-left:4px solid #e0a800;padding:.5em 1em}
-"""
+def policy_titles(config: Path | None) -> dict[str, str]:
+    """Group name -> title of the policy (for reports written before reports carried titles)."""
+    from .config import ConfigError, load_config
+
+    try:
+        return {g.name: g.title for g in load_config(config or ROOT / "grading.yaml").groups}
+    except ConfigError:
+        return {}
 
 
-def render_html(sub: dict, ref: dict, rows: list[Row], name: str) -> str:
-    e = html.escape
-    parts = [
-        "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">',
-        f"<title>{e(name)}: comparison with the reference</title>", f"<style>{CSS}</style></head><body>",
-        f"<h1>{e(name)}: comparison with the reference</h1>",
-        *[f"<p>{e(line)}</p>" for line in headline(sub, ref, rows, name)],
-        "<table><thead><tr>" + "".join(f"<th>{h}</th>" for h in
-                                       ("test", "group", "submission", "reference", "submission s", "reference s", "ratio", "points")) +
-        "</tr></thead><tbody>",
-    ]
-    for r in rows:
-        parts.append(
-            "<tr>"
-            f'<td class="id">{e(r.nodeid)}</td><td>{e(r.group)}</td>'
-            f'<td class="{e(r.submission.replace(" ", "-"))}">{e(r.submission)}</td>'
-            f'<td class="{e(r.reference.replace(" ", "-"))}">{e(r.reference)}</td>'
-            f'<td class="num">{_secs(r.sub_time)}</td><td class="num">{_secs(r.ref_time)}</td>'
-            f'<td class="num">{_ratio(r.ratio)}</td><td class="num">{r.score:.3g} / {r.max_score:.3g}</td>'
-            "</tr>"
-        )
-    parts.append("</tbody></table>")
-    failing = [r for r in rows if r.submission != "passed"]
-    if failing:
-        parts.append("<h2>First divergence of each failing test</h2>")
-        for r in failing:
-            parts.append(f'<h3 class="id">{e(r.nodeid)}</h3><pre>{e(r.divergence or r.submission)}</pre>')
-    found = diagnoses([sub])
-    if found:
-        parts.append('<h2>Diagnosis</h2><div class="diag">' + "".join(f"<p>{e(ln)}</p>" for ln in found) + "</div>")
-    parts.append("</body></html>")
-    return "\n".join(parts) + "\n"
+def main(submission: Path | None, html_path: Path | None, config: Path | None, tests: list[str] | None, max_time: float,
+         every_case: bool = False, batch: Path | None = None) -> int:
+    if batch is not None:
+        if not Path(batch).is_dir():
+            print(f"compare: {batch} is not a folder", file=sys.stderr)
+            return 2
+        from .compare_class import main_batch
 
-
-def main(submission: Path, html_path: Path | None, config: Path | None, tests: list[str] | None, max_time: float) -> int:
-    if not Path(submission).is_dir():
+        return main_batch(Path(batch), html_path, config, tests, max_time)
+    if submission is None or not Path(submission).is_dir():
         print(f"compare: {submission} is not a folder", file=sys.stderr)
         return 2
+    if (Path(submission) / "reports").is_dir() and (Path(submission) / "grades.csv").is_file():
+        print(f"compare: {submission} is a batch output folder; use --batch {submission}", file=sys.stderr)
+        return 2
+    from .compare_html import page
+
     sub, ref = compare(submission, config, tests, max_time)
-    rows = join(sub, ref)
-    name = Path(submission).resolve().name
-    print(terminal(sub, ref, rows, name))
+    c = build(sub, ref, Path(submission).resolve().name, policy_titles(config))
+    print(terminal(c, every_case))
     if html_path is not None:
         html_path.parent.mkdir(parents=True, exist_ok=True)
-        html_path.write_text(render_html(sub, ref, rows, name), encoding="utf-8")
-        print(f"\nhtml: {html_path}")
+        html_path.write_text(page(c), encoding="utf-8")
+        print(f"html: {html_path}")
     return 0 if not sub.get("error") and not ref.get("error") else 1

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 import re
+import textwrap
 from functools import lru_cache
 from pathlib import Path
 
@@ -14,22 +15,40 @@ MAX_DIVERGENCE_LINES = 8
 MAX_BLOCK_CHARS = 1500  # characters of one failure shown in a results entry
 
 
-def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES) -> str:
+def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_indent: bool = False) -> str:
     """The assertion message of a failure (pytest's ``E`` lines, without the traceback),
-    which for the graded tests names the first difference; else its first line."""
+    which for the graded tests names the first difference; else its first line. With
+    ``keep_indent`` the lines keep their indentation relative to each other (a traceback
+    quoted in the message keeps its ``^^^^`` under the code they mark)."""
     lines = output.splitlines()
-    message = [ln[1:].strip() if ln.startswith("E ") or ln == "E" else None for ln in lines]
+    message = [ln[1:] if ln.startswith("E ") or ln == "E" else None for ln in lines]
     picked = [m for m in message if m is not None]
     if picked:
+        picked = textwrap.dedent("\n".join(picked)).splitlines() if keep_indent else [m.strip() for m in picked]
         start = next((i for i, m in enumerate(picked) if m.startswith(("AssertionError:", "Failed:"))), 0)
         picked = picked[start:]
         picked[0] = picked[0].removeprefix("AssertionError: ").removeprefix("Failed: ")
-        picked = [ln for ln in picked if ln]
+        picked = [ln.rstrip() for ln in picked if ln.strip()]
     else:
-        picked = [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG not in ln][:1]
+        picked = _grouped_message(lines) or [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG not in ln][:1]
     if len(picked) > max_lines:
         picked = picked[:max_lines] + ["..."]
     return "\n".join(picked)
+
+
+def _grouped_message(lines: list[str]) -> list[str]:
+    """The first assertion message inside an exception group's ``|``-drawn traceback (as
+    Hypothesis reports several distinct failures), with its indented continuation lines."""
+    contents = [ln.strip().removeprefix("|").removeprefix(" ") if ln.strip().startswith("|") else None for ln in lines]
+    for i, text in enumerate(contents):
+        if text is not None and text.startswith(("AssertionError: ", "Failed: ")):
+            picked = [text.split(": ", 1)[1]]
+            for more in contents[i + 1:]:
+                if more is None or not more.startswith("  "):
+                    break
+                picked.append(more.strip())
+            return picked
+    return []
 
 
 def known_bug_lines(output: str) -> list[str]:

@@ -367,7 +367,7 @@ def plain_report(groups: list[GroupResult], report: dict, **meta) -> dict:
                             "cases": len(e.cases), "visibility": e.visibility})
     return {
         "score": sum(g.score_cents for g in groups) / 100,
-        "groups": {g.name: {"score": g.score, "points": g.cents / 100, "passed": g.passed, "total": g.total,
+        "groups": {g.name: {"title": g.title, "score": g.score, "points": g.cents / 100, "passed": g.passed, "total": g.total,
                             "cases_passed": g.cases_passed, "cases": g.cases_total} for g in groups},
         **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in meta.items()},
         "entries": entries,

@@ -1,106 +1,292 @@
-"""``python -m grader compare``: one row per test with both outcomes and times, the first
-divergence of each failing test, known-bug diagnoses, and a self-contained HTML page."""
+"""``python -m grader compare``: what matters first (summary by group, known-bug diagnoses),
+then only the failing tests with their first difference, under 80 lines in the terminal; the
+same order in a self-contained HTML page; a class index for a batch output folder."""
 
 from __future__ import annotations
 
+import json
 import re
-import shutil
 import subprocess
 import sys
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
 
 from harness.childenv import child_env
-from grader.compare import diagnoses, first_divergence, join, render_html, terminal
+from grader import compare as C
+from grader.compare_html import class_page, page
+from grader.config import load_config
+from grader.feedback import first_divergence
+from mutants import by_name
+from mutants.build import build as build_mutant
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(600)
 
-POLICY = """\
-version: 1
-timeout: 30
-groups:
-  - name: primitives
-    points: 10
-    select: ["tests/*/test_primitives*.py::*"]
-"""
-TESTS = [
-    "tests/public/test_primitives.py::test_merge_takes_overlapping_occurrences_from_the_left",
-    "tests/public/test_primitives.py::test_pair_counts_count_every_adjacent_pair",
-]
-
-FAILURE = """tests/public/test_primitives.py:38: in test_merge
-    assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what="id")
-E   AssertionError: id 1 differs (expected 2 ids, got 3)
-E     expected: 5
-E     got:      <9>
+TRACEBACK = """tests/public/test_tokenizer.py:20: in test_encode
+    ids = tok.encode(text)
+E   KeyError: "'<'"
+E   raised by KeyError in the isolated worker:
+E     File "student/tokenizer.py", line 158, in _encode
+E       out.append(self.special_ids[m.group()])
+E                  ~~~~~~~~~~~~~~~~^^^^^^^^^^^
+E   KeyError: '<'
 ---------------------------------- known bug -----------------------------------
-this matches a known bug: merge <advances> by one & merges twice.
+this matches a known bug: specials <joined> & not escaped.
+"""
+GROUPED = """+ Exception Group Traceback (most recent call last):
+  | ExceptionGroup: Hypothesis found 2 distinct failures. (2 sub-exceptions)
+  +-+---------------- 1 ----------------
+    | Traceback (most recent call last):
+    |   File "<harness>/tests/hidden/test_x.py", line 55, in test_x
+    | AssertionError: merge #0 differs (the first 0 merges agree)
+    |   expected: (b'a', b'b')
+    |   got:      (b'o', b't')
+    | Failing test case: test_x(
 """
 
 
-def report(*tests: tuple[str, str, float, str]) -> dict:
-    return {"score": 1.0, "tests": [
-        {"nodeid": n, "group": "g", "outcome": o, "duration": d, "score": 1.0 if o == "passed" else 0.0, "max_score": 1.0, "output": out}
-        for n, o, d, out in tests
-    ]}
+def report(groups: dict[str, list[tuple[str, str, str]]], titles: bool = True) -> dict:
+    """A grade report: group -> [(node id, outcome, output)], each case worth 1 point."""
+    tests, entries, summary = [], [], {}
+    for gi, (group, cases) in enumerate(groups.items(), 1):
+        functions = list(dict.fromkeys(n.split("[")[0] for n, _, _ in cases))
+        for n, outcome, output in cases:
+            number = f"{gi}.{functions.index(n.split('[')[0]) + 1}"
+            tests.append({"nodeid": n, "group": group, "entry": number, "outcome": outcome, "duration": 0.2,
+                          "score": 1.0 if outcome == "passed" else 0.0, "max_score": 1.0, "output": output})
+        for k, f in enumerate(functions, 1):
+            entries.append({"number": f"{gi}.{k}", "name": f"Title {group} — rule of {f.split('::')[-1]}", "group": group})
+        score = sum(o == "passed" for _, o, _ in cases)
+        summary[group] = {"score": float(score), "points": float(len(cases)), **({"title": f"Title {group}"} if titles else {})}
+    return {"score": sum(g["score"] for g in summary.values()), "groups": summary, "entries": entries, "tests": tests,
+            "notes": ["layout: stubs layout (adapters.py, package student/)"]}
 
 
-def test_first_divergence_is_the_assertion_message_without_traceback():
-    assert first_divergence(FAILURE) == "id 1 differs (expected 2 ids, got 3)\nexpected: 5\ngot:      <9>"
-    assert first_divergence("not implemented: merge") == "not implemented: merge"
+def passing(r: dict) -> dict:
+    """The same report with every case passed (the reference)."""
+    out = json.loads(json.dumps(r))
+    for t in out["tests"]:
+        t.update(outcome="passed", score=t["max_score"], output="", duration=0.1)
+    for g in out["groups"].values():
+        g["score"] = g["points"]
+    out["score"] = sum(g["points"] for g in out["groups"].values())
+    return out
 
 
-def test_join_gives_one_row_per_test_with_times_ratio_and_points():
-    sub = report(("t::a", "passed", 0.2, ""), ("t::b", "failed", 0.5, FAILURE))
-    ref = report(("t::a", "passed", 0.1, ""), ("t::b", "passed", 0.25, ""), ("t::c", "passed", 0.1, ""))
-    rows = join(sub, ref)
-    assert [(r.nodeid, r.submission, r.reference) for r in rows] == [
-        ("t::a", "passed", "passed"), ("t::b", "failed", "passed"), ("t::c", "missing", "passed")]
-    assert rows[0].ratio == pytest.approx(2.0) and rows[1].divergence.startswith("id 1 differs")
-    text = terminal(sub, ref, rows, "alice")
-    assert "2.0x" in text and "first divergence" in text and "id 1 differs" in text
-    assert diagnoses([sub]) == ["this matches a known bug: merge <advances> by one & merges twice."]
-    assert text.rstrip().endswith("merges twice.")
+def one_bug() -> dict:
+    return report({
+        "first": [(f"tests/public/test_a.py::test_ok[{i}]", "passed", "") for i in range(40)],
+        "second": [("tests/public/test_b.py::test_encode[x]", "failed", TRACEBACK),
+                   ("tests/public/test_b.py::test_encode[y]", "passed", ""),
+                   ("tests/hidden/test_b.py::test_train", "failed", GROUPED)],
+    })
+
+
+def many_failures(functions: int, per_group: int = 4) -> dict:
+    groups: dict[str, list] = {}
+    for f in range(functions):
+        groups.setdefault(f"g{f % per_group}", []).append((f"tests/public/test_{f}.py::test_f{f}[0]", "failed", TRACEBACK))
+    return report(groups)
+
+
+def test_first_difference_keeps_the_indentation_of_a_quoted_traceback():
+    kept = first_divergence(TRACEBACK, keep_indent=True).splitlines()
+    e_lines = [ln[1:] for ln in TRACEBACK.splitlines() if ln.startswith("E ")]
+    indent = min(len(ln) - len(ln.lstrip()) for ln in e_lines)
+    assert kept == [ln[indent:] for ln in e_lines][: len(kept)]
+    caret = next(ln for ln in kept if "^" in ln)
+    code = kept[kept.index(caret) - 1]
+    marked = code[caret.index("~"): caret.rindex("^") + 1]
+    assert marked == "self.special_ids[m.group()]", "the markers still point at the subscript"
+
+
+def test_first_difference_of_an_exception_group_is_its_first_assertion_message():
+    assert first_divergence(GROUPED) == "merge #0 differs (the first 0 merges agree)\nexpected: (b'a', b'b')\ngot:      (b'o', b't')"
+
+
+def test_terminal_leads_with_summary_and_diagnosis_then_only_the_failing_tests():
+    c = C.build(one_bug(), passing(one_bug()), "bob")
+    lines = C.terminal(c).splitlines()
+    assert lines[0].startswith("bob: 41 / 43 points (reference 43); fails 2 of 43 cases, in 2 of 3 tests")
+    summary = lines.index(next(ln for ln in lines if ln.startswith("group ")))
+    diagnosis, failing = lines.index("diagnosis:"), next(i for i, ln in enumerate(lines) if ln.startswith("failing tests"))
+    assert summary < diagnosis < failing
+    assert [ln.split("  ")[0] for ln in lines[summary + 2: summary + 4]] == ["Title first", "Title second"]
+    assert lines[diagnosis + 1].strip() == "this matches a known bug: specials <joined> & not escaped. (1 failing case)"
+    text = "\n".join(lines[failing:])
+    assert "test_ok" not in text and "rule of test_ok" not in text, "passing tests are not listed"
+    assert "rule of test_encode: 1 of 2 cases fails" in text and "[x] KeyError" in text
+    assert 'File "student/tokenizer.py", line 158, in _encode' in text, "an exception shows where in the submission"
+    assert "merge #0 differs" in text
+
+
+@pytest.mark.parametrize("functions", [0, 1, 7, 40, 400])
+def test_terminal_output_stays_under_80_lines_and_counts_what_it_leaves_out(functions):
+    sub = many_failures(functions)
+    c = C.build(sub, passing(sub), "many")
+    lines = C.terminal(c).splitlines()
+    assert len(lines) < 80
+    shown = sum(ln.startswith("  ✗ ") for ln in lines)
+    more = re.search(r"\.\.\. (\d+) more failing tests? not shown", lines[-1])
+    assert shown + (int(more.group(1)) if more else 0) == functions
+    groups_failing = {t.group for t in c.failing_tests}
+    assert sum(ln.endswith(("tests fail", "tests fails")) for ln in lines) == len(groups_failing), "every failing group shows its worst test"
+
+
+def test_all_lists_every_case_passes_included():
+    c = C.build(one_bug(), passing(one_bug()), "bob")
+    text = C.terminal(c, every_case=True)
+    assert all(t["nodeid"].removeprefix("tests/") in text for t in one_bug()["tests"])
+    assert text.index("diagnosis:") < text.index("public/test_a.py::test_ok[0]")
+
+
+def test_group_titles_come_from_the_policy_when_the_report_lacks_them():
+    sub = report({"warmup": [("tests/public/test_warmup.py::test_x", "failed", TRACEBACK)]}, titles=False)
+    titles = {g.name: g.title for g in load_config(ROOT / "grading.yaml").groups}
+    c = C.build(sub, passing(sub), "bob", titles)
+    assert c.groups[0].title == titles["warmup"]
+
+
+class Elements(HTMLParser):
+    """Start tags with their attributes and position, and the text, of a page."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.tags: list[tuple[str, dict, int]] = []
+        self.text: list[tuple[str, int]] = []
+
+    def handle_starttag(self, tag, attrs):
+        self.tags.append((tag, dict(attrs), len(self.tags)))
+
+    def handle_data(self, data):
+        self.text.append((data, len(self.tags)))
+
+
+def parsed(html_text: str) -> Elements:
+    p = Elements()
+    p.feed(html_text)
+    return p
+
+
+def test_html_has_the_terminals_order_and_links_each_failing_row_to_its_difference():
+    c = C.build(one_bug(), passing(one_bug()), "bob")
+    p = parsed(page(c))
+    ids = {a.get("id"): i for _, a, i in p.tags if a.get("id")}
+    assert ids["summary"] < ids["diagnosis"] < ids["cases"]
+    kinds: dict[str, str] = {}
+    for t, a, _ in p.tags:
+        classes = a.get("class", "").split()
+        if t == "tr" and ({"bad", "ok"} & set(classes)):
+            group = next(k for k in classes if k.startswith("g-"))
+            kinds[group] = kinds.get(group, "") + ("F" if "bad" in classes else ".")
+    assert all(re.fullmatch(r"F*\.*", k) for k in kinds.values()), f"failures first within each group: {kinds}"
+    links = [a["href"] for _, a, _ in p.tags if a.get("href", "").startswith("#d-")]
+    assert len(links) == 2 and all(h[1:] in ids for h in links)
+    backs = [a["href"] for _, a, _ in p.tags if a.get("href", "").startswith("#r-")]
+    assert sorted(backs) == sorted(f"#r-{h[3:]}" for h in links) and all(h[1:] in ids for h in backs)
+    summary_links = [a["href"] for _, a, _ in p.tags if a.get("href", "").startswith("#g-")]
+    assert len(summary_links) == 2 and all(h[1:] in ids for h in summary_links)
+
+
+def test_html_tracebacks_are_preformatted_with_their_indentation():
+    c = C.build(one_bug(), passing(one_bug()), "bob")
+    text = page(c)
+    assert "                 ~~~~~~~~~~~~~~~~^^^^^^^^^^^" in text
+    assert re.search(r"pre\{[^}]*white-space:pre[;}]", text), "no wrapping inside a traceback"
+
+
+def test_html_filters_need_no_script_one_per_group():
+    c = C.build(one_bug(), passing(one_bug()), "bob")
+    p = parsed(page(c))
+    radios = [a["id"] for t, a, _ in p.tags if t == "input" and a.get("type") == "radio"]
+    assert radios == ["show-failed", "show-all", "grp-all", "grp-0", "grp-1"]
+    labels = {a["for"] for t, a, _ in p.tags if t == "label"}
+    assert labels == set(radios)
+    assert not any(t == "script" for t, _, _ in p.tags)
 
 
 def test_html_is_self_contained_and_escaped():
-    sub = report(("t::<script>alert(1)</script>", "failed", 0.5, FAILURE))
-    ref = report(("t::<script>alert(1)</script>", "passed", 0.1, ""))
-    page = render_html(sub, ref, join(sub, ref), "bob & <eve>")
-    assert page.startswith("<!DOCTYPE html>") and "<style>" in page
-    assert "<script" not in page and "&lt;script&gt;" in page and "bob &amp; &lt;eve&gt;" in page
-    assert not re.search(r"""(src|href)\s*=|@import|url\(""", page), "no external assets"
-    assert "got:      &lt;9&gt;" in page and "merge &lt;advances&gt; by one &amp; merges twice" in page
+    sub = report({"g": [("t::<script>alert(1)</script>", "failed", TRACEBACK)]})
+    text = page(C.build(sub, passing(sub), "bob & <eve>"))
+    assert text.startswith("<!DOCTYPE html>") and "<style>" in text
+    assert "<script" not in text and "&lt;script&gt;" in text and "bob &amp; &lt;eve&gt;" in text
+    assert not re.search(r"""src\s*=|@import|url\(|href="(?!#)""", text), "no external assets"
+    assert "specials &lt;joined&gt; &amp; not escaped" in text
 
 
-def test_compare_on_a_mutant_shows_divergence_and_diagnosis(tmp_path):
-    sub = tmp_path / "overlap_mutant"
-    sub.mkdir()
-    shutil.copyfile(ROOT / "adapters.py", sub / "adapters.py")
-    shutil.copytree(ROOT / "reference", sub / "student", ignore=shutil.ignore_patterns("__pycache__"))
-    prim = sub / "student" / "primitives.py"
-    prim.write_text(prim.read_text().replace("i += 2", "i += 1", 1))
-    policy = tmp_path / "policy.yaml"
-    policy.write_text(POLICY)
-    env = child_env()
+def test_class_page_has_a_row_per_student_a_column_per_group_and_links_to_their_pages(tmp_path, monkeypatch, capsys):
+    batch = tmp_path / "graded"
+    (batch / "reports").mkdir(parents=True)
+    students = {"alice": passing(one_bug()), "bob": one_bug(), "José_Ruiz": one_bug()}
+    for name, r in students.items():
+        (batch / "reports" / f"{name}.json").write_text(json.dumps(r), encoding="utf-8")
+    monkeypatch.setattr(C, "reference_report", lambda *a: passing(one_bug()))
+    assert C.main(None, None, None, None, 60.0, batch=batch) == 0
+    index = batch / "compare" / "index.html"
+    p = parsed(index.read_text(encoding="utf-8"))
+    rows = [i for t, _, i in p.tags if t == "tr"][1:]
+    assert len(rows) == len(students)
+    header = [d.strip() for d, i in p.text if i <= rows[0] and d.strip()]
+    assert "Title first" in header and "Title second" in header
+    links = [a["href"] for t, a, _ in p.tags if t == "a"]
+    assert len(links) == len(students)
+    for link in links:
+        from urllib.parse import unquote
+
+        assert (index.parent / unquote(link)).is_file()
+    out = capsys.readouterr().out.splitlines()
+    assert out[0].split()[:4] == ["student", "total", "first", "second"]
+    assert [ln.split()[0] for ln in out[2:5]] == sorted(students)
+
+
+# ---- a real one-bug submission: a mutant of the catalogue ---------------------------------
+
+
+@pytest.fixture(scope="module")
+def compared(tmp_path_factory):
+    """``compare`` of the catalogue's specials_not_escaped (bob, in the issue), on the files
+    that exercise it, with an HTML page."""
+    tmp = tmp_path_factory.mktemp("compare")
+    sub = build_mutant(by_name("specials_not_escaped"), tmp / "bob")
+    page_path = tmp / "bob.html"
     proc = subprocess.run(
-        [sys.executable, "-m", "grader", "compare", "--submission", str(sub), "--html", str(tmp_path / "cmp.html"),
-         "--config", str(policy), "--tests", *TESTS],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=500, stdin=subprocess.DEVNULL,
+        [sys.executable, "-m", "grader", "compare", "--submission", str(sub), "--html", str(page_path),
+         "--tests", "tests/public/test_special_tokens.py", "tests/public/test_primitives.py"],
+        cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=500, stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
-    out = proc.stdout
-    rows = [ln for ln in out.splitlines() if ln.startswith("public/test_primitives.py::")]
-    assert len(rows) >= 6, out
-    assert all(re.search(r"(passed|failed)\s+passed\s+[\d.]+\s+[\d.]+\s+[\d.]+x", ln) for ln in rows), out
-    assert any(" failed " in ln for ln in rows) and any(ln.split()[2] == "passed" for ln in rows if "pair_counts" in ln)
-    assert "first divergence of each failing test:" in out and "differs" in out.split("first divergence")[1]
-    assert "submission layout: stubs layout (adapters.py, package student/)" in out, out[:2000]
-    page = (tmp_path / "cmp.html").read_text()
-    for ln in rows[:3]:
-        assert ln.split()[0].split("::")[1][:30] in page
-    known = [ln for ln in out.splitlines() if "matches a known bug" in ln]
-    if known:  # the mutant catalogue recognises this bug: the diagnosis is shown at the end, and in the page
-        assert "diagnosis:" in out and known[0].strip().split(": ", 1)[1][:40] in page
+    return proc.stdout, page_path.read_text(encoding="utf-8")
+
+
+def test_one_bug_submission_terminal_starts_with_summary_and_diagnosis_under_80_lines(compared):
+    out, _ = compared
+    lines = out.splitlines()
+    assert len(lines) < 80, out
+    assert lines[0].startswith("bob: ") and "layout: stubs" in lines[1]
+    titles = {g.name: g.title for g in load_config(ROOT / "grading.yaml").groups}
+    header = next(i for i, ln in enumerate(lines) if ln.startswith("group "))
+    assert [ln.split("  ")[0] for ln in lines[header + 2: header + 4]] == [titles["primitives"], titles["pretokenize"]]
+    diagnosis = lines.index("diagnosis:")
+    assert "special tokens are joined into the split pattern without regex.escape" in lines[diagnosis + 1]
+    failing = next(i for i, ln in enumerate(lines) if ln.startswith("failing tests"))
+    assert header < diagnosis < failing and "differs" in "\n".join(lines[failing:])
+    assert "pair_counts" not in out and "pair counts" not in out.split("failing tests")[1], "passing tests are not listed"
+
+
+def test_one_bug_submission_html_opens_on_summary_diagnosis_and_the_first_failure(compared):
+    _, text = compared
+    p = parsed(text)
+    ids = {a.get("id"): i for _, a, i in p.tags if a.get("id")}
+    first_failure = next(i for t, a, i in p.tags if t == "tr" and "bad" in a.get("class", "").split())
+    assert ids["summary"] < ids["diagnosis"] < first_failure
+    # passing rows are hidden until "all cases" is picked: what shows above the first failure
+    assert "#show-failed:checked~table tr.ok{display:none}" in text
+    assert any(t == "input" and a.get("id") == "show-failed" and "checked" in a for t, a, _ in p.tags)
+    visible = [a.get("class", "") for t, a, i in p.tags
+               if t == "tr" and ids["cases"] < i < first_failure and "ok" not in a.get("class", "").split()]
+    assert all(k == "top" or k.startswith("grouphead") for k in visible), visible  # the header, groups passed whole
+    row_end = next(i for t, _, i in p.tags if t == "tr" and i > first_failure)
+    before = " ".join(d for d, i in p.text if i <= row_end)  # text recorded with the count of tags before it
+    assert "regex.escape" in before and "differs" in before, "the first failure's difference is in its row"
