@@ -32,6 +32,8 @@ from pathlib import Path
 from harness import ROOT
 from harness import submission as S
 from harness.childenv import LEAKY, child_env
+from .attention import Attention, from_report
+from .attention import table as attention_table
 from .config import Config, ConfigError, load_config
 from .intake import Rejected, Submission, copy_folder, discover, safe_extract, unwrap
 from .results import failure_json, write_json
@@ -58,6 +60,8 @@ class Row:
     error: str | None = None  # why it could not be graded
     skipped: bool = False  # results reused from an earlier run
     tests: dict[str, str] = field(default_factory=dict)  # test name -> passed/failed
+    possible: float | None = None  # points of the groups graded (all of them unless --tests)
+    attention: Attention = field(default_factory=Attention)  # limits hit, errors, known bugs
 
 
 @dataclass
@@ -93,14 +97,17 @@ def row_from_results(student: str, results: dict, seconds: float | None = None, 
     """A CSV row from a Gradescope results file; the group scores come from the grade
     command's report when there is one (exact, not a sum of rounded per-test scores)."""
     groups = _group_scores(results)
+    possible = None
     if report and isinstance(report.get("groups"), dict):
         groups = {g: round(float(v.get("score", 0.0)), 4) for g, v in report["groups"].items()}
-    row = Row(student, total=round(float(results.get("score", 0.0)), 4), groups=groups)
+        possible = round(sum(float(v.get("points", 0.0)) for v in report["groups"].values()), 4)
+    row = Row(student, total=round(float(results.get("score", 0.0)), 4), groups=groups, possible=possible)
     row.seconds = float(results.get("execution_time", 0.0)) if seconds is None else seconds
     row.tests = {(t.get("extra_data") or {}).get("test", t["name"]): t["status"] for t in results.get("tests", [])}
     output = results.get("output", "")
     if not results.get("tests") and output.startswith("Grading failed"):
         row.error = output.removeprefix("Grading failed: ")
+    row.attention = from_report(report, row.error)
     return row
 
 
@@ -163,8 +170,8 @@ def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opt
     output to ``log``; its exit status. ``Rejected`` when it outlives ``--max-time`` plus a grace."""
     cmd = [*prefix,
         sys.executable, "-m", "grader", "grade", "--submission", str(root), "--results", str(results_path),
-        "--report", str(report_path), "--config", str(opts.config), "--max-time", f"{opts.max_time:g}", "--quiet",
-        "--self-checked",  # run_batch ran it before grading anyone
+        "--report", str(report_path), "--config", str(opts.config), "--max-time", f"{opts.max_time:g}",
+        "--self-checked",  # run_batch ran it before grading anyone; the log keeps grade's output (layout, isolation, table)
     ]
     if opts.tests:
         cmd += ["--tests", *opts.tests]
@@ -194,9 +201,10 @@ def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opt
 def write_csv(path: Path, rows: list[Row], config: Config) -> None:
     buf = io.StringIO()
     writer = csv.writer(buf, lineterminator="\n")
-    writer.writerow(["student", "total", *[g.name for g in config.groups]])
+    groups = _graded_groups(rows, config)[0]  # with --tests, the groups graded only
+    writer.writerow(["student", "total", *[g.name for g in groups]])
     for r in rows:
-        writer.writerow([r.student, f"{r.total:g}", *[f"{r.groups.get(g.name, 0.0):g}" for g in config.groups]])
+        writer.writerow([r.student, f"{r.total:g}", *[f"{r.groups.get(g.name, 0.0):g}" for g in groups]])
     path.write_text(buf.getvalue(), encoding="utf-8")
 
 
@@ -213,21 +221,35 @@ def histogram(values: list[float], top: float, bins: int = 10, width: int = 40) 
     return lines
 
 
+def _graded_groups(rows: list[Row], config: Config) -> tuple[list, float]:
+    """The policy's groups the graded submissions were scored on, and their points: all of
+    them, or with ``--tests`` only the groups it touches (a partial grade)."""
+    seen = {g for r in rows if r.error is None for g in r.groups}
+    groups = [g for g in config.groups if g.name in seen] or list(config.groups)
+    if len(groups) == len(config.groups):
+        return groups, config.total if config.total is not None else sum(g.points for g in config.groups)
+    return groups, sum(g.points for g in groups)
+
+
 def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: int | None = None) -> str:
-    possible = config.total if config.total is not None else sum(g.points for g in config.groups)
+    groups, possible = _graded_groups(rows, config)
+    partial = len(groups) < len(config.groups)
     graded = [r for r in rows if r.error is None]
     lines = [f"{len(rows)} submissions: {len(graded)} graded, {len(rows) - len(graded)} could not be graded, "
              f"{sum(r.skipped for r in rows)} reused from an earlier run"]
+    if partial:
+        lines.append(f"partial grade (--tests): only {', '.join(g.name for g in groups)} graded, {possible:g} of "
+                     f"{config.total if config.total is not None else sum(g.points for g in config.groups):g} points")
     totals = [r.total for r in graded]
     if totals:
         lines += [
             "",
-            f"scores (out of {possible:g}): min {min(totals):g}, median {statistics.median(totals):g}, "
+            f"scores (out of {possible:g}{' graded' if partial else ''}): min {min(totals):g}, median {statistics.median(totals):g}, "
             f"mean {statistics.fmean(totals):.2f}, max {max(totals):g}",
             *histogram(totals, possible),
         ]
     lines += ["", "by group (mean of graded submissions):"]
-    for g in config.groups:
+    for g in groups:
         mean = statistics.fmean([r.groups.get(g.name, 0.0) for r in graded]) if graded else 0.0
         lines.append(f"  {g.name:<20} {mean:7.2f} / {g.points:g}")
     names = sorted({n for r in graded for n in r.tests})
@@ -246,6 +268,9 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
         lines += ["", "could not be graded:"] + [f"  {r.student}: {r.error}" for r in failed]
     if notes:
         lines += ["", "notes:"] + [f"  {n}" for n in notes]
+    marked = attention_table([(r.student, r.attention if r.attention or not r.error else Attention(errors=[r.error])) for r in rows])
+    if marked:
+        lines += ["", *marked]
     return "\n".join(lines)
 
 

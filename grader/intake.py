@@ -7,6 +7,7 @@ from __future__ import annotations
 import os
 import re
 import stat
+import unicodedata
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
@@ -35,10 +36,24 @@ class Submission:
         return max(times)
 
 
+# Latin letters that Unicode does not decompose into an ASCII letter and a mark
+LATIN = str.maketrans({"Æ": "AE", "æ": "ae", "Ø": "O", "ø": "o", "Ł": "L", "ł": "l", "ß": "ss", "Đ": "D", "đ": "d",
+                       "Þ": "Th", "þ": "th", "Œ": "OE", "œ": "oe", "ı": "i", "Ð": "D", "ð": "d"})
+
+
+def ascii_name(raw: str) -> str:
+    """``raw`` with accented letters as their ASCII letter where Unicode says how (NFKD:
+    ``"Müller"`` -> ``"Muller"``, ``"ﬁ"`` -> ``"fi"``; and ``"Ø"`` -> ``"O"``, ``"ß"`` -> ``"ss"``
+    ...); other characters are kept."""
+    decomposed = unicodedata.normalize("NFKD", raw.translate(LATIN))
+    return "".join(ch for ch in decomposed if not unicodedata.combining(ch))
+
+
 def student_name(raw: str) -> str:
-    """A name safe for files and CSV rows: letters, digits and ``._@+-`` only, starting and
-    ending with a letter or digit, at most 80 characters (``"José Ruiz (2)"`` -> ``"Jos_Ruiz_2"``)."""
-    name = re.sub(r"[^A-Za-z0-9._@+-]+", "_", raw)[:80]
+    """A name safe for files and CSV rows: transliterated to ASCII where possible
+    (:func:`ascii_name`), then letters, digits and ``._@+-`` only, starting and ending with a
+    letter or digit, at most 80 characters (``"José Ruiz (2)"`` -> ``"Jose_Ruiz_2"``)."""
+    name = re.sub(r"[^A-Za-z0-9._@+-]+", "_", ascii_name(raw))[:80]
     name = re.sub(r"^[^A-Za-z0-9]+|[^A-Za-z0-9]+$", "", name)
     return name or "submission"
 

@@ -254,11 +254,11 @@ def test_odd_and_colliding_names_get_safe_distinct_ones(tmp_path):
     assert len(names) == 10 and len({n.lower() for n in names}) == 10, names
     assert all(re.fullmatch(r"[A-Za-z0-9](?:[A-Za-z0-9._@+-]{0,78}[A-Za-z0-9])?", n) for n in names), names
     by_source = {s.source.name: s.student for s in subs}
-    assert by_source["José Ruiz (2)"] == "Jos_Ruiz_2" and by_source["-rf"] == "rf" and by_source["bob"] == "bob"
+    assert by_source["José Ruiz (2)"] == "Jose_Ruiz_2" and by_source["-rf"] == "rf" and by_source["bob"] == "bob"
     assert by_source["x y.zip"] == "x_y" and by_source["___.zip"] == "submission"
     assert {by_source["Alice"], by_source["alice"], by_source["alice.zip"]} == {"Alice", "alice-2", "alice-3"}
     assert any("'link': a symbolic link, ignored" in n for n in notes)
-    assert any("graded as Jos_Ruiz_2" in n for n in notes)
+    assert any("graded as Jose_Ruiz_2" in n for n in notes)
 
 
 def test_folders_are_copied_without_following_links_out(tmp_path):
@@ -273,3 +273,74 @@ def test_folders_are_copied_without_following_links_out(tmp_path):
     left_out = copy_folder(src, tmp_path / "dest")
     assert sorted(p.name for p in (tmp_path / "dest").rglob("*")) == ["adapters.py", "ok.py", "student"]
     assert len(left_out) == 2
+
+
+@pytest.mark.parametrize(
+    "raw, expected",
+    [("Dave Müller", "Dave_Muller"), ("José Ruiz", "Jose_Ruiz"), ("Søren Ærø", "Soren_AEro"), ("Łukasz Żółć", "Lukasz_Zolc"),
+     ("Straße", "Strasse"), ("ﬁnn", "finn"), ("王小明", "submission")],
+)
+def test_names_are_transliterated_to_ascii_where_unicode_says_how(raw, expected):
+    from grader.intake import student_name
+
+    assert student_name(raw) == expected
+
+
+def test_names_that_transliterate_alike_stay_distinct(tmp_path):
+    from grader.intake import discover
+
+    for name in ("Müller", "Muller", "Mùller", "王", "李"):
+        (tmp_path / name).mkdir()
+    names = [s.student for s in discover(tmp_path)[0]]
+    assert sorted(names) == ["Muller", "Muller-2", "Muller-3", "submission", "submission-2"]
+
+
+def test_each_log_keeps_its_students_grade_output(batch):
+    log = (batch["out"] / "logs" / "zoe_cs336_reference.log").read_text(encoding="utf-8")
+    assert "layout: CS336" in log and "not installed where grading runs: " in log, log[-2000:]
+    assert re.search(r"^seed \d+.*isolation: ", log, re.M), log[-2000:]
+    assert re.search(r"^total\s", log, re.M), "the table of points"
+
+
+def test_summary_ends_with_who_hit_limits_errors_or_known_bugs(batch):
+    text = (batch["out"] / "summary.txt").read_text(encoding="utf-8")
+    table = text.split("to look at (")[1].splitlines()
+    rows = {ln.split()[0]: ln for ln in table[3:] if ln.strip()}
+    assert "call time limit" in rows["x2_encode_hangs"]
+    assert "no adapters.py" in rows["x4_no_adapters"] and "could not be imported: SyntaxError" in rows["x3_syntax_error"]
+    assert "worker exited" in rows["x5_os_exit_in_merge"]
+    assert "merge" in rows["m1_merge_overlapping"].split("  ")[-1], "a known bug of the catalogue"
+    assert "alice_reference" not in rows and "zoe_cs336_reference" not in rows
+
+
+@pytest.mark.parametrize("graded, out_of", [(("primitives",), "out of 10 graded"), (("primitives", "tokenizer"), "out of 20)")])
+def test_a_partial_grade_is_summarised_out_of_the_points_graded(tmp_path, graded, out_of):
+    from grader.batch import Row, summary
+    from grader.config import load_config
+
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    config = load_config(policy)
+    rows = [Row(s, total=t, groups={g: t / len(graded) for g in graded}) for s, t in (("a", 4.0), ("b", 10.0))]
+    text = summary(rows, config, [])
+    assert out_of in text, text
+    by_group = text.split("by group")[1].split("\n\n")[0]
+    assert [ln.split()[0] for ln in by_group.splitlines()[1:]] == list(graded)
+    assert ("partial grade (--tests)" in text) == (len(graded) < len(config.groups))
+
+
+def test_limits_errors_and_known_bugs_are_read_from_failing_cases_only():
+    from grader.attention import LIMITS, from_report
+
+    tests = [{"outcome": "failed", "output": f"E   something\nE   {text} here"} for _, text in LIMITS]
+    tests += [{"outcome": "passed", "output": "Timeout (> printed by a passing test"},
+              {"outcome": "failed", "output": "E   this matches a known bug: merge skips a pair.\n"},
+              {"outcome": "failed", "output": "E   this matches a known bug: merge skips a pair.\n"},
+              {"outcome": "error", "output": "fixture broke"},
+              {"outcome": "failed", "output": "adapters.py could not be imported: SyntaxError in x.py, line 3"}]
+    found = from_report({"tests": tests}, None)
+    assert found.limits == {name: 1 for name, _ in LIMITS}
+    assert found.known_bugs == ["merge skips a pair."]
+    assert found.errors == ["adapters.py could not be imported: SyntaxError in x.py, line 3",
+                            "1 case ended in an error (neither passed nor failed)"]
+    assert not from_report({"tests": [{"outcome": "passed", "output": "Timeout (>"}]})

@@ -1,0 +1,85 @@
+"""What ``batch`` asks an instructor to look at: who hit a limit, whose grading had errors,
+whose failures match a known bug, read from each student's grade report."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from .feedback import KNOWN_BUG, known_bug_lines
+
+# (what was hit, the text of a failing case's output that says so)
+LIMITS = (
+    ("test time limit", "Timeout (>"),  # harness/timeouts.py
+    ("call time limit", "timed out after"),  # sandbox/process.py: the per-call deadline
+    ("CPU time limit", "CPU time limit of"),
+    ("memory limit", "MemoryError"),
+    ("file size limit", "file size limit of"),
+    ("output limit", "[output truncated:"),
+    ("reply limit", "sent a reply"),
+    ("grading time limit", "grading stopped after"),
+    ("worker died", "the worker running your code died"),
+    ("worker exited", "the worker running your code exited"),
+    ("worker stopped answering", "the worker running your code stopped answering"),
+)
+LOAD_ERROR = "could not be imported"  # harness/impl: the submission's adapters.py did not load
+OUTCOMES = ("passed", "failed", "skipped")
+
+
+@dataclass
+class Attention:
+    limits: dict[str, int] = field(default_factory=dict)  # limit -> cases that hit it
+    errors: list[str] = field(default_factory=list)
+    known_bugs: list[str] = field(default_factory=list)  # descriptions, in order of appearance
+
+    def __bool__(self) -> bool:
+        return bool(self.limits or self.errors or self.known_bugs)
+
+
+def from_report(report: dict | None, error: str | None = None) -> Attention:
+    """The limits hit, errors and known bugs of one grade report (``error``: why the
+    submission could not be graded at all)."""
+    found = Attention(errors=[error] if error else [])
+    if not report:
+        return found
+    if report.get("error") and not error:
+        found.errors.append(str(report["error"]))
+    odd = 0
+    for t in report.get("tests", []):
+        if t.get("outcome") == "passed":
+            continue
+        odd += t.get("outcome") not in OUTCOMES
+        output = str(t.get("output", ""))
+        for name, text in LIMITS:
+            if text in output:
+                found.limits[name] = found.limits.get(name, 0) + 1
+        load = next((ln.strip().removeprefix("E").strip() for ln in output.splitlines() if LOAD_ERROR in ln), None)
+        if load and load not in found.errors:
+            found.errors.append(load)
+        for line in known_bug_lines(output):
+            bug = line.split(KNOWN_BUG, 1)[1].lstrip(": ")
+            if bug not in found.known_bugs:
+                found.known_bugs.append(bug)
+    if odd:
+        found.errors.append(f"{odd} case{'s' if odd != 1 else ''} ended in an error (neither passed nor failed)")
+    return found
+
+
+def _cut(text: str, width: int) -> str:
+    return text if len(text) <= width else text[: width - 1] + "…"
+
+
+def table(rows: list[tuple[str, Attention]], width: int = 60) -> list[str]:
+    """One line per student with anything to look at: the limits hit (with how many cases),
+    errors, known bugs; empty when nobody has any."""
+    marked = [(student, a) for student, a in rows if a]
+    if not marked:
+        return []
+    cells = [("student", "limits hit", "errors", "known bugs")]
+    for student, a in marked:
+        limits = ", ".join(f"{name} ({n})" for name, n in a.limits.items()) or "-"
+        bugs = "-" if not a.known_bugs else _cut(a.known_bugs[0], width) + (f" (+{len(a.known_bugs) - 1} more)" if len(a.known_bugs) > 1 else "")
+        cells.append((student, limits, _cut("; ".join(a.errors), width) or "-", bugs))
+    widths = [max(len(r[i]) for r in cells) for i in range(3)]
+    lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in cells]
+    lines.insert(1, "  " + "-" * (len(lines[0]) - 2))
+    return [f"to look at ({len(marked)} of {len(rows)} submissions hit a limit, had errors or match a known bug):", *lines]
