@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 import yaml
 
 from .config import Config
-from .exports import PYTHON_VERSION, HandoutError
+from .exports import LOCK, PYTHON_VERSION, HandoutError
 
 
 @dataclass
@@ -48,7 +48,7 @@ def classroom_workflow(groups: list[PublicGroup], collected: dict[str, set[str]]
     steps: list[dict] = [
         {"name": "Check out the code", "uses": "actions/checkout@v4"},
         {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": PYTHON_VERSION}},
-        {"name": "Install", "run": "python -m pip install -e ."},
+        {"name": "Install", "run": f"python -m pip install -r {LOCK} -e ."},  # the pinned grading environment
     ]
     ids = []
     for g in groups:

@@ -1,6 +1,7 @@
 """What the student handout and the Gradescope bundle share: the Python version they
-target, the project's run-time dependencies, the file templates, and the error that stops
-an export, and when an export may replace an earlier one."""
+target, the project's run-time dependencies and their pinned versions (``grading.lock``),
+the file templates, the error that stops an export, and when an export may replace an
+earlier one."""
 
 from __future__ import annotations
 
@@ -11,6 +12,7 @@ from pathlib import Path
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PYTHON_VERSION = "3.11"
+LOCK = "grading.lock"  # the grading environment pinned (refreshed by .ci/lock)
 
 
 class HandoutError(Exception):
@@ -21,6 +23,25 @@ def dependencies(root: Path) -> list[str]:
     """The run-time dependencies of ``pyproject.toml`` (``project.dependencies``)."""
     data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     return list(data["project"]["dependencies"])
+
+
+def locked(root: Path) -> list[str]:
+    """The pinned requirements of ``root/grading.lock`` (``name==version``, one per runtime
+    package); :class:`HandoutError` when it is missing or a line pins nothing exactly."""
+    path = root / LOCK
+    if not path.is_file():
+        raise HandoutError(f"{path} is missing: run .ci/lock to pin the grading environment")
+    pins = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        if not re.fullmatch(r"[A-Za-z0-9][A-Za-z0-9._-]*==[A-Za-z0-9.+!_-]+", line):
+            raise HandoutError(f"{path}, line {number}: {line!r} is not an exact pin name==version")
+        pins.append(line)
+    if not pins:
+        raise HandoutError(f"{path} pins nothing: run .ci/lock")
+    return pins
 
 
 def render(name: str, **values: str) -> str:

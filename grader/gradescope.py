@@ -1,6 +1,7 @@
 """``python -m grader handout --gradescope OUT.zip``: Gradescope's autograder zip
 (``setup.sh``, ``run_autograder`` and everything grading needs: harness, sandbox, grader,
-the full suite, reference, fixtures)."""
+the full suite, reference, fixtures). ``setup.sh`` installs the pinned versions of
+``grading.lock``: the environment does not change under a course mid-semester."""
 
 from __future__ import annotations
 
@@ -10,12 +11,12 @@ import zipfile
 from pathlib import Path
 
 from harness import ROOT
-from .exports import PYTHON_VERSION, dependencies, render
+from .exports import LOCK, PYTHON_VERSION, locked, render
 
 
 def gradescope_files(root: Path = ROOT, max_time: float = 1500) -> dict[str, str]:
     """The generated scripts of the autograder zip."""
-    deps = " ".join(shlex.quote(d) for d in dependencies(root))
+    deps = " ".join(shlex.quote(d) for d in locked(root))
     return {
         "setup.sh": render("setup.sh", dependencies=deps, python=PYTHON_VERSION),
         "run_autograder": render("run_autograder", max_time=f"{max_time:g}"),
@@ -32,7 +33,7 @@ def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500)
             rel = path.relative_to(root)
             if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and ".hypothesis" not in rel.parts:
                 members[rel.as_posix()] = path
-    for name in ("adapters.py", "grading.yaml", "pyproject.toml"):
+    for name in ("adapters.py", "grading.yaml", "pyproject.toml", LOCK):
         members[name] = root / name
     zip_path = Path(zip_path)
     zip_path.parent.mkdir(parents=True, exist_ok=True)

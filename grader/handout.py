@@ -3,7 +3,8 @@
 ``export_handout(out)`` writes the student repository: the ``student/`` stubs,
 ``adapters.py``, the public tests with the support modules they import, the
 student-side ``harness/`` those need to run under plain ``pytest``, the public fixtures, the public part
-of ``grading.yaml``, a ``pyproject.toml``, a README, and a GitHub Classroom workflow. What
+of ``grading.yaml``, a ``pyproject.toml`` with ``grading.lock`` (the pinned versions its README
+and workflow install), a README, and a GitHub Classroom workflow. What
 goes in is computed from imports and from ``grading.yaml``, never listed by hand, and the
 export is refused if any function body of ``reference/`` appears in it.
 
@@ -31,7 +32,7 @@ import yaml
 from harness import ROOT
 from .classroom import PublicGroup, classroom_workflow, public_groups
 from .config import Config, ConfigError, load_config
-from .exports import PYTHON_VERSION, HandoutError, clear_folder, render, replaceable
+from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, render, replaceable
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
 from .grade import suite_plugin_options
@@ -356,6 +357,8 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
             _copy(root, path, stage)
         (stage / "grading.yaml").write_text(public_grading_yaml(config, groups), encoding="utf-8")
         (stage / "pyproject.toml").write_text(handout_pyproject(root), encoding="utf-8")
+        locked(root)  # a lock that pins nothing exactly stops the export
+        shutil.copyfile(root / LOCK, stage / LOCK)  # the pinned environment: the README's and the workflow's install
         (stage / "README.md").write_text(handout_readme(groups, config), encoding="utf-8")
         (stage / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.pytest_cache/\n.hypothesis/\n", encoding="utf-8")
         workflow = stage / ".github" / "workflows" / "classroom.yml"
