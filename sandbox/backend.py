@@ -170,7 +170,7 @@ class WorkerBackend:
         proc = self._proc
         if proc is None or not proc.alive():
             return contextlib.nullcontext(0)
-        return proctree.frozen(proc.pid, proc.uid)
+        return proctree.frozen(proc.pid, proc.uid, init=proc.init_pid)
 
     def restart(self) -> None:
         """Stop the running worker (not a failure of the submission); its tokenizers are made
@@ -298,7 +298,7 @@ class WorkerBackend:
             proc = self._worker()
             wire_args, _ = self._paths.rewrite(f"probe:{probe}", args, proc, self._rid_next)
             before = self._reset_peak(proc)
-            with self._paths.call(self, proc), proctree.TreeMemory(proc.pid, proc.uid) as others:
+            with self._paths.call(self, proc), proctree.TreeMemory(proc.pid, proc.uid, init=proc.init_pid) as others:
                 # children doing the work count too
                 value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
             peak = proc.peak_rss()

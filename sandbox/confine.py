@@ -6,9 +6,11 @@
 the system, Python and the sandbox, nothing else of the machine): when started as root,
 then dropping to an unprivileged user id; otherwise inside unprivileged user, mount and pid
 namespaces (:mod:`sandbox.userns`), then dropping every capability. The forbidden modules
-are covered there (:func:`forbidden_files`) and refused by an import hook
-(:class:`ForbiddenFinder`, installed by :func:`forbid`); :func:`clean_import_state` leaves
-only the submission, Python's library path and the worker's own modules importable.
+are covered there (:func:`~sandbox.imports.forbidden_files`) and refused by an import hook
+(:class:`~sandbox.imports.ForbiddenFinder`, installed by :func:`~sandbox.imports.forbid`);
+:func:`~sandbox.imports.clean_import_state` leaves
+only the submission, Python's library path and the worker's own modules importable
+(both in :mod:`sandbox.imports`).
 """
 
 from __future__ import annotations
@@ -18,18 +20,18 @@ import sys
 from typing import Any
 
 from . import lockdown, userns
+from .imports import FORBIDDEN_MESSAGE, forbidden_files
 
 CLONE_NEWNS = 0x00020000
 MS_RDONLY, MS_NOSUID, MS_NODEV, MS_NOEXEC = 1, 2, 4, 8
 MS_REC, MS_PRIVATE = 0x4000, 1 << 18
 MS_BIND, MS_REMOUNT = 4096, 32
 PR_SET_PDEATHSIG, PR_SET_NO_NEW_PRIVS = 1, 38
+FILES = 10_000  # files and folders each writable tmpfs of the worker may hold
 
 # what the worker's private root shows of the machine's: the system, read-only
 SYSTEM_DIRS = ("/usr", "/bin", "/sbin", "/lib", "/lib32", "/lib64", "/libx32", "/etc")
 OPTIONAL_DIRS = ("/sys",)  # nice to have (CPU topology); some containers refuse to bind it
-
-FORBIDDEN_MESSAGE = "your code uses the forbidden module {}: grading does not allow it (grading.yaml forbidden_modules)"
 
 
 # ---- harden: namespaces, private root, limits, user id ---------------------------------
@@ -219,9 +221,10 @@ class _Root:
         if self.libc.mount(enc(src), enc(dst), enc(fstype), flags, enc(data)) != 0:
             raise OSError(ctypes.get_errno(), f"mount {src or ''} on {dst}: {os.strerror(ctypes.get_errno())}")
 
-    def place(self, path: str, *, writable: bool = False, recursive: bool = False, devices: bool = False) -> None:
+    def place(self, path: str, *, writable: bool = False, recursive: bool = False, devices: bool = False, noexec: bool = False) -> None:
         """Show the machine's ``path`` at the same path inside (bind-mounted, read-only
-        unless ``writable``; a symbolic link is copied), unless already shown."""
+        unless ``writable``, nothing run or mapped executable from it when ``noexec``; a
+        symbolic link is copied), unless already shown."""
         if any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.placed) or not os.path.lexists(path):
             return
         inside = self.path + path
@@ -235,11 +238,13 @@ class _Root:
         self.mount(path, inside, None, MS_BIND | (MS_REC if recursive else 0))
         self.placed.append(path)
         if not writable:
-            flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (0 if devices else MS_NODEV)
+            flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (0 if devices else MS_NODEV) | (MS_NOEXEC if noexec else 0)
             self.mount(None, inside, None, flags)
 
-    def tmpfs(self, path: str, data: str, flags: int = MS_NOSUID | MS_NODEV) -> None:
-        """An empty tmpfs (``data``: its size and mode) at ``path`` inside."""
+    def tmpfs(self, path: str, data: str, flags: int = MS_NOSUID | MS_NODEV | MS_NOEXEC) -> None:
+        """An empty tmpfs (``data``: its size and mode) at ``path`` inside; by default nothing
+        on it can be run or mapped executable (``noexec``: the kernel refuses ``execve`` and
+        ``mmap(PROT_EXEC)`` of its files, so a compiled library written there cannot load)."""
         self.mount("tmpfs", self.path + path, "tmpfs", flags, data)
 
 
@@ -251,8 +256,9 @@ def confine(libc: Any, config: dict, own_proc: bool = False) -> str:
     a private ``/tmp``, and the sandbox. Nothing else of the machine is there: not the
     harness, not other checkouts of it, not home directories. Paths the trusted side asks to
     hide that still fall inside one of those directories are covered by empty mounts.
-    ``/dev/shm`` is a small tmpfs of its own and the sandbox's ``work`` folder a tmpfs of
-    ``limits.work_mb`` (both gone with the namespace). ``own_proc``: the worker is in a pid
+    ``/dev/shm`` is a small tmpfs of its own and the sandbox's ``work`` and ``out`` folders
+    tmpfs of ``limits.work_mb`` (:func:`_mount_writable`; all gone with the namespace, all
+    ``noexec``, like the sandbox, the only other place holding the submission's files). ``own_proc``: the worker is in a pid
     namespace of its own (:mod:`sandbox.userns`) and gets a fresh ``/proc`` showing only it.
     Must run with mount rights in a private mount namespace (root, or a user namespace); the
     caller then drops to another user id or drops its capabilities, so it cannot ``chroot``
@@ -260,7 +266,7 @@ def confine(libc: Any, config: dict, own_proc: bool = False) -> str:
     root = _Root(libc, os.path.join(config["sandbox"], "root"))
     root.mount(None, "/", None, MS_REC | MS_PRIVATE)  # nothing mounted below reaches the machine's namespace
     os.mkdir(root.path, 0o755)
-    root.tmpfs("", "size=1m,mode=0755")
+    root.tmpfs("", "size=1m,mode=0755", MS_NOSUID | MS_NODEV)
     _place_system(root, own_proc)
     # after /tmp: a venv under /tmp shows through the private /tmp, not under it
     python = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix, os.path.dirname(sys.executable)}
@@ -268,8 +274,10 @@ def confine(libc: Any, config: dict, own_proc: bool = False) -> str:
     for path in sorted({os.path.realpath(p) for p in python}, key=len):
         root.place(path)
     sandbox = os.path.realpath(config["sandbox"])
-    root.place(sandbox, writable=True)  # not recursive: its "root" folder shows empty inside
-    _mount_work(root, config)
+    # read-only, and nothing in it can run (the submission's copy: a compiled library it
+    # brings cannot be loaded); not recursive: its "root" folder shows empty inside
+    root.place(sandbox, noexec=True)
+    _mount_writable(root, config, sandbox)
     for path in config.get("hide", []):
         if os.path.isdir(root.path + os.path.realpath(path)) and not (sandbox + "/").startswith(os.path.realpath(path) + "/"):
             root.tmpfs(os.path.realpath(path), "size=16k,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -278,7 +286,7 @@ def confine(libc: Any, config: dict, own_proc: bool = False) -> str:
     root.mount(None, root.path, None, MS_REMOUNT | MS_RDONLY | MS_NOSUID | MS_NODEV)
     os.chroot(root.path)
     os.chdir("/")
-    return "private root: " + ", ".join(root.placed) + ", /tmp (empty), /dev/shm (empty)"
+    return "private root: " + ", ".join(root.placed) + ", /tmp (empty), /dev/shm (empty), work and out (tmpfs)"
 
 
 def _place_system(root: _Root, own_proc: bool) -> None:
@@ -293,7 +301,9 @@ def _place_system(root: _Root, own_proc: bool) -> None:
             pass
     root.place("/dev", writable=True, recursive=True, devices=True)
     if os.path.isdir(root.path + "/dev/shm"):  # shared memory of its own, not the machine's
-        root.tmpfs("/dev/shm", "size=64m,mode=1777")
+        root.tmpfs("/dev/shm", f"size=64m,nr_inodes={FILES},mode=1777")
+    if os.path.isdir(root.path + "/dev/mqueue"):  # the machine's POSIX queues: not shown
+        root.tmpfs("/dev/mqueue", "size=16k,mode=0555", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC)
     if own_proc:
         os.makedirs(root.path + "/proc", mode=0o755, exist_ok=True)
         root.mount("proc", root.path + "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC)
@@ -301,17 +311,20 @@ def _place_system(root: _Root, own_proc: bool) -> None:
     else:
         root.place("/proc", writable=True, recursive=True)
     os.makedirs(root.path + "/tmp", exist_ok=True)
-    root.tmpfs("/tmp", "size=256m,mode=1777")
+    root.tmpfs("/tmp", f"size=256m,nr_inodes={FILES},mode=1777")
 
 
-def _mount_work(root: _Root, config: dict) -> None:
-    """The sandbox's work folder: a tmpfs of ``limits.work_mb`` owned by the worker's user."""
-    work_mb = int(config.get("limits", {}).get("work_mb") or 0)
-    work = os.path.realpath(config["work_dir"])
-    if work_mb and os.path.isdir(root.path + work):
-        owner = config.get("uid") if config.get("uid") is not None else os.getuid()
-        group = config.get("gid") if config.get("gid") is not None else os.getgid()
-        root.tmpfs(work, f"size={work_mb}m,mode=0700,uid={owner},gid={group}")
+def _mount_writable(root: _Root, config: dict, sandbox: str) -> None:
+    """The sandbox's work folder (its ``HOME`` and ``TMPDIR``) and output folder (where it
+    writes the files a call names; the trusted side reads them through ``/proc/<pid>/root``):
+    each a tmpfs of ``limits.work_mb`` and at most :data:`FILES` files, owned by the worker's
+    user, ``noexec``, gone with the worker. Nothing of the machine's disk is writable."""
+    work_mb = int(config.get("limits", {}).get("work_mb") or 0) or 256
+    owner = config.get("uid") if config.get("uid") is not None else os.getuid()
+    group = config.get("gid") if config.get("gid") is not None else os.getgid()
+    for folder in (os.path.realpath(config["work_dir"]), os.path.join(sandbox, "out")):
+        if os.path.isdir(root.path + folder):
+            root.tmpfs(folder, f"size={work_mb}m,nr_inodes={FILES},mode=0700,uid={owner},gid={group}")
 
 
 def _cover_forbidden(root: _Root, path: str) -> None:
@@ -330,63 +343,3 @@ def _cover_forbidden(root: _Root, path: str) -> None:
             f.write(stub)
         root.mount(f"{root.path}/.forbidden/{name}.py", inside, None, MS_BIND)
         root.mount(None, inside, None, MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | MS_NODEV)
-
-
-# ---- what the submission can import ----------------------------------------------------
-
-
-def forbidden_files(names: list[str], dirs: list[str]) -> list[str]:
-    """The packages and modules called ``names`` in the directories ``dirs``: ``NAME/``,
-    ``NAME.py``, ``NAME*.so`` (covered with empty mounts inside the private root)."""
-    found = []
-    for d in sorted(set(dirs)):
-        try:
-            entries = os.listdir(d)
-        except OSError:
-            continue
-        for entry in entries:
-            stem = entry.split(".", 1)[0]
-            if stem in names and (entry == stem or entry.endswith((".py", ".pyc", ".so", ".pyd"))):
-                found.append(os.path.join(os.path.realpath(d), entry))
-    return found
-
-
-class ForbiddenFinder:
-    """The import hook that refuses grading.yaml's ``forbidden_modules`` (first on
-    ``sys.meta_path``): importing one raises ``ModuleNotFoundError`` naming it."""
-
-    def __init__(self, names: list[str]) -> None:
-        self.names = frozenset(names)
-
-    def find_spec(self, fullname: str, path=None, target=None):
-        top = fullname.partition(".")[0]
-        if top in self.names:
-            raise ModuleNotFoundError(FORBIDDEN_MESSAGE.format(top), name=fullname)
-        return None
-
-
-def forbid(names: list[str]) -> None:
-    """Refuse ``names`` from now on (and drop any already imported)."""
-    if not names:
-        return
-    for loaded in [m for m in sys.modules if m.partition(".")[0] in names]:
-        del sys.modules[loaded]
-    sys.meta_path.insert(0, ForbiddenFinder(names))
-
-
-def clean_import_state(code_dir: str, harness_dir: str, python_path: list[str] | None = None) -> None:
-    """Keep only the submission, the grading environment's library path (``python_path``,
-    from :func:`sandbox.pyenv.worker_python`: the standard library, site-packages, the user
-    site, ``.pth`` additions) and the worker's own harness modules importable."""
-    from importlib.machinery import BuiltinImporter, FrozenImporter, PathFinder
-
-    if python_path is None:  # an older caller: what this interpreter found under its prefixes
-        prefixes = {sys.prefix, sys.base_prefix, sys.exec_prefix, sys.base_exec_prefix}
-        python_path = [
-            e for e in sys.path
-            if e and any(os.path.realpath(e) == p or os.path.realpath(e).startswith(p.rstrip("/") + "/") for p in prefixes)
-        ]
-    sys.path[:] = [code_dir, *python_path, harness_dir]
-    # editable installs add finders that map the harness's own packages: drop them
-    sys.meta_path[:] = [f for f in sys.meta_path if f in (BuiltinImporter, FrozenImporter, PathFinder)]
-    sys.path_importer_cache.clear()

@@ -5,7 +5,7 @@ tokenizers, sentencepiece, transformers, rustbpe, bpeasy). :func:`sandbox.isolat
 hands the session's list (:func:`sandbox.isolation.forbidden_for`: the grading policy's, from
 the pytest stash) to every worker, where two layers keep the modules out: their files are absent from the
 worker's private root (covered by empty mounts, :func:`sandbox.confine.confine`), and an import
-hook refuses the names (:func:`sandbox.confine.forbid`), so that a submission importing one
+hook refuses the names (:func:`sandbox.imports.forbid`), so that a submission importing one
 fails that call with "your code uses the forbidden module NAME". The tests and the
 reference on the trusted side keep using tiktoken.
 """

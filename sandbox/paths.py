@@ -55,7 +55,7 @@ class PathArguments:
                 target = folder / (original.name or "output")
                 if not original.parent.is_dir():  # as it would fail locally
                     target = folder / "missing-directory" / target.name
-                out[i] = str(target)
+                out[i] = proc.worker_path(target)  # target: the same file, as the trusted side reaches it
                 copy_back.append((target, str(original)))
             self.renamed.append((out[i], os.fspath(value)))
         return out, copy_back

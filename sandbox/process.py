@@ -22,7 +22,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import leftovers, proctree, uids
+from . import confinement, leftovers, proctree, uids
 from .channel import TrustedEnd, widen_pipe
 from .failures import WorkerDied, WorkerFailure, WorkerTimeout
 
@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .backend import WorkerBackend
 
 # the modules a worker imports, copied into its sandbox as private packages of these names
-WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "dispatch.py"), "sandbox": ("worker.py", "confine.py", "userns.py", "lockdown.py", "channel.py")}
+WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "dispatch.py"), "sandbox": ("worker.py", "confine.py", "imports.py", "userns.py", "lockdown.py", "channel.py")}
 CODE_DIR = Path(__file__).resolve().parent.parent
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 
@@ -84,6 +84,8 @@ class WorkerProcess(TrustedEnd):
         self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
         leftovers.record(sandbox=str(self.sandbox))
         self.proc: subprocess.Popen | None = None
+        self.guard: proctree.TreeLimit | None = None
+        self.over: str | None = None  # why the guard stopped the worker
         self.init_pid: int | None = None  # process 1 of the worker's pid namespace, if it has one
         self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
         try:
@@ -209,6 +211,10 @@ class WorkerProcess(TrustedEnd):
             raise self.violation(f"did not start properly ({ready!r:.200})")
         self.info = ready[2]
         self._adopt_inner_pid()
+        self._see_outputs()
+        if self.limits.memory_mb:  # for all its processes together, not each
+            tree = lambda: proctree.submission_pids(self.pid, self.uid, self.init_pid)  # noqa: E731
+            self.guard = proctree.TreeLimit(tree, self.limits.memory_mb << 20, self._over_limit)
         backend.confinement = self.confinement()  # read while the worker waits, alive, for "go"
         self.send(["go", 0])
         hello = self.recv(0, wait, "starting (importing adapters.py)")
@@ -227,47 +233,25 @@ class WorkerProcess(TrustedEnd):
         if init is not None and proctree.status_kb(init, "PPid") == self.proc.pid:
             self.pid, self.init_pid = pid, init
 
+    def _see_outputs(self) -> None:
+        """In its private root the worker's ``out`` folder is a tmpfs of its own (nothing it
+        writes reaches the machine's disk): reach it through ``/proc/<pid>/root``."""
+        try:
+            confined = os.readlink(f"/proc/{self.pid}/root") == str(self.sandbox / "root")
+        except OSError:
+            return
+        if confined:
+            self.outputs = Path(f"/proc/{self.pid}/root") / os.path.realpath(self.sandbox / "out").lstrip("/")
+
+    def worker_path(self, path: Path) -> str:
+        """``path`` in the output folder (:attr:`outputs`) as the worker names it."""
+        return str(self.sandbox / "out" / path.relative_to(self.outputs))
+
     # -- output --
 
     def confinement(self) -> str:
-        """How this worker is isolated, read from ``/proc`` (not from what the worker says):
-        :meth:`_confinement`, then its network and IPC: namespaces of its own (no network but
-        loopback, System V IPC gone with it), else ``weak`` with the reason."""
-        line = self._confinement()
-        if line.startswith("unknown"):
-            return line
-        shared = [what for kind, what in (("net", "network"), ("ipc", "System V IPC")) if not proctree.own_namespaces(self.pid, (kind,))]
-        if not shared:
-            return line + "; own network (loopback only) and IPC namespaces"
-        notes = self.info.get("notes") if type(self.info.get("notes")) is list else []
-        why = "; ".join(str(n) for n in notes if "network" in str(n) or "IPC" in str(n))[:300]
-        line = line if line.startswith("weak") else "weak: " + line
-        return line + f"; shares the machine's {' and '.join(shared)}" + (f" ({why})" if why else "")
-
-    def _confinement(self) -> str:
-        """Its user id, root directory and pid namespace, read from ``/proc``."""
-        try:
-            root = os.readlink(f"/proc/{self.pid}/root")
-            uid = os.stat(f"/proc/{self.pid}").st_uid
-        except OSError as err:
-            return f"unknown ({err.strerror})"
-        if root == str(self.sandbox / "root") and uid != os.geteuid():
-            pids = ", own pid namespace" if self.init_pid is not None and proctree.own_namespaces(self.pid, ("pid",)) else ""
-            return "own user id, private root directory (the system, Python and the sandbox only)" + pids
-        if root == str(self.sandbox / "root") and self.pid != self.proc.pid and proctree.own_namespaces(self.pid):
-            return (
-                "own user, mount and pid namespaces (not root), private root directory "
-                "(the system, Python and the sandbox only)"
-            )
-        notes = self.info.get("notes") if type(self.info.get("notes")) is list else []
-        why = "; ".join(str(n) for n in notes[:3])[:300]
-        if uid != os.geteuid() and type(self.info.get("closed")) is list and self.info["closed"]:
-            return (
-                "own user id; no private root directory here, so the harness folders are closed to "
-                f"other users by file permissions instead ({why})"
-            )
-        who = "the grader's user id" if uid == os.geteuid() else "its own user id"
-        return f"weak: runs as {who} and sees the machine's files" + (f" ({why})" if why else "")
+        """How this worker is isolated, read from ``/proc`` (:func:`sandbox.confinement.describe`)."""
+        return confinement.describe(self)
 
     def _drain(self, fd: int) -> None:
         cap = self.limits.output_bytes
@@ -302,7 +286,9 @@ class WorkerProcess(TrustedEnd):
             except subprocess.TimeoutExpired:
                 pass
         code = self.proc.poll()
-        if code is None:
+        if self.over is not None:
+            why = f"was stopped: {self.over}"
+        elif code is None:
             why = "stopped answering (it closed its channel)"
         elif code < 0:
             why = f"died ({signal_name(-code)}{self._hint(-code)})"
@@ -311,6 +297,19 @@ class WorkerProcess(TrustedEnd):
         self.kill()
         self.death = why
         return WorkerDied(f"the worker running your code {why} while {doing}")
+
+    def _over_limit(self, why: str) -> None:
+        """The guard's verdict (its own thread): every process of the worker is killed now;
+        the call in progress then fails with ``why``."""
+        self.over = why
+        pids = proctree.submission_pids(self.pid, self.uid, self.init_pid)
+        if self.init_pid is not None:
+            pids.add(self.init_pid)  # the kernel then kills the whole namespace
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def _hint(self, sig: int) -> str:
         if sig == signal.SIGXCPU:
@@ -345,6 +344,8 @@ class WorkerProcess(TrustedEnd):
         """SIGTERM the process group, SIGKILL after the grace, then sweep the user id. A
         worker in its own pid namespace is ended as a whole first (its supervisor then reaps
         the namespace's process 1 and exits, so no zombie is left to the machine's init)."""
+        if self.guard is not None:
+            self.guard.close()
         if self.proc is None:  # it never started
             if self.death is None:
                 self.death = "stopped"

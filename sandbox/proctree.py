@@ -37,10 +37,44 @@ def _all_pids() -> list[int]:
     return [int(n) for n in os.listdir("/proc") if n.isdigit()]
 
 
-def submission_pids(leader: int, uid: int | None = None) -> set[int]:
-    """Every live process belonging to the worker ``leader``: its process group, its
-    descendants and (when ``uid`` is the worker's own user id) every process of that user.
-    Zombies are left out; the trusted process itself never is in the set."""
+def namespace_pids(init: int) -> set[int] | None:
+    """Every process of the pid namespace whose process 1 is ``init`` (host pids; ``init``
+    itself left out): its descendants, read from ``/proc/<pid>/task/<tid>/children``. Inside a
+    pid namespace nothing can leave the tree (an orphan is adopted by ``init``), so a process
+    that left its group (``setsid``) or double-forked is found too. None where the kernel has no
+    ``children`` files, or ``init`` is gone."""
+    if not os.path.exists(f"/proc/{init}/task/{init}/children"):
+        return None
+    found: set[int] = set()
+    todo = [init]
+    while todo:
+        pid = todo.pop()
+        try:
+            tids = os.listdir(f"/proc/{pid}/task")
+        except OSError:
+            continue  # ended meanwhile
+        for tid in tids:
+            try:
+                with open(f"/proc/{pid}/task/{tid}/children", "rb") as f:
+                    kids = [int(k) for k in f.read().split()]
+            except (OSError, ValueError):
+                continue
+            for kid in kids:
+                if kid not in found:
+                    found.add(kid)
+                    todo.append(kid)
+    return found
+
+
+def submission_pids(leader: int, uid: int | None = None, init: int | None = None) -> set[int]:
+    """Every live process belonging to the worker ``leader``: the processes of its pid
+    namespace (``init``: its process 1, which is the harness's and left out), else its
+    process group, its descendants and (when ``uid`` is the worker's own user id) every
+    process of that user. Zombies are left out; the trusted process itself never is in the set."""
+    if init is not None:
+        inside = namespace_pids(init)
+        if inside is not None:
+            return {pid for pid in inside if (_stat(pid) or ("X",))[0] not in ("Z", "X")}
     table: dict[int, tuple[str, int, int]] = {}
     owned: set[int] = set()
     for pid in _all_pids():
@@ -84,15 +118,16 @@ def _stopped(pid: int) -> bool:
 
 
 @contextmanager
-def frozen(leader: int, uid: int | None = None, rounds: int = 50) -> Iterator[int]:
+def frozen(leader: int, uid: int | None = None, rounds: int = 50, init: int | None = None) -> Iterator[int]:
     """Every process of the worker ``leader`` stopped (SIGSTOP) inside the block, continued
     (SIGCONT) after it; yields how many were stopped. Stopping is repeated until a pass finds
     nothing new and nothing running, so a process forked (or continued by a sibling) while the
-    first signals went out is caught too. A stopped process cannot run, catch or ignore it."""
+    first signals went out is caught too. A stopped process cannot run, catch or ignore it.
+    ``init``: process 1 of the worker's pid namespace (see :func:`submission_pids`)."""
     stopped: set[int] = set()
     try:
         for _ in range(rounds):
-            pids = submission_pids(leader, uid)
+            pids = submission_pids(leader, uid, init)
             fresh = pids - stopped
             _signal_all(pids, signal.SIGSTOP)
             stopped |= pids
@@ -101,7 +136,7 @@ def frozen(leader: int, uid: int | None = None, rounds: int = 50) -> Iterator[in
                 break
         yield len({pid for pid in stopped if _stat(pid) is not None})
     finally:
-        _signal_all(stopped | submission_pids(leader, uid), signal.SIGCONT)
+        _signal_all(stopped | submission_pids(leader, uid, init), signal.SIGCONT)
 
 
 def private_bytes(pid: int) -> int:
@@ -125,8 +160,8 @@ class TreeMemory:
     peak is read exactly by the caller (``VmHWM``); children are sampled, so a spike shorter
     than ``period`` can be missed, but a child holding a whole input cannot."""
 
-    def __init__(self, leader: int, uid: int | None = None, period: float = 0.02) -> None:
-        self.leader, self.uid, self.period = leader, uid, period
+    def __init__(self, leader: int, uid: int | None = None, period: float = 0.02, init: int | None = None) -> None:
+        self.leader, self.uid, self.period, self.init = leader, uid, period, init
         self.peak = 0
         self.seen: set[int] = set()
         self._done = threading.Event()
@@ -137,7 +172,7 @@ class TreeMemory:
         return len(self.seen)
 
     def sample(self) -> None:
-        others = submission_pids(self.leader, self.uid) - {self.leader}
+        others = submission_pids(self.leader, self.uid, self.init) - {self.leader}
         self.seen |= others
         self.peak = max(self.peak, sum(private_bytes(pid) for pid in others))
 
@@ -192,3 +227,51 @@ def own_namespaces(pid: int, kinds: tuple[str, ...] = ("user", "mnt", "pid")) ->
         return all(os.readlink(f"/proc/{pid}/ns/{ns}") != os.readlink(f"/proc/self/ns/{ns}") for ns in kinds)
     except OSError:
         return False
+
+
+def _held(pid: int, precise: bool) -> int:
+    """Bytes of memory ``pid`` holds that no file backs (anonymous and shared memory):
+    cheaply from ``/proc/<pid>/status`` (a page shared after a fork counts in each process),
+    or, ``precise``, its proportional share from ``/proc/<pid>/smaps_rollup``."""
+    fields = ("Pss_Anon:", "Pss_Shmem:") if precise else ("RssAnon:", "RssShmem:")
+    total = 0
+    try:
+        with open(f"/proc/{pid}/smaps_rollup" if precise else f"/proc/{pid}/status") as f:
+            for line in f:
+                if line.startswith(fields):
+                    total += int(line.split()[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        return 0
+    return total
+
+
+class TreeLimit:
+    """Whole-tree accounting: every ``period`` seconds, the memory all processes of a worker
+    hold together (``pids()``: :func:`submission_pids`); past ``limit`` bytes (confirmed with
+    proportional shares, so pages shared after a fork count once), ``stop(why)`` is called
+    once and the watch ends. Per-process ``RLIMIT_AS`` bounds what one process can add
+    between two samples."""
+
+    def __init__(self, pids, limit: int, stop, period: float = 0.1) -> None:
+        self.pids, self.limit, self.stop, self.period = pids, limit, stop, period
+        self._done = threading.Event()
+        self._thread = threading.Thread(target=self._run, name="bpe-tree-limit", daemon=True)
+        self._thread.start()
+
+    def _run(self) -> None:
+        while not self._done.wait(self.period):
+            pids = self.pids()
+            if len(pids) < 2 or sum(_held(pid, False) for pid in pids) <= self.limit:
+                continue  # one process alone is bounded by RLIMIT_AS
+            held = sum(_held(pid, True) for pid in pids)
+            if held > self.limit and not self._done.is_set():
+                self.stop(
+                    f"its {len(pids)} processes together held {held >> 20} MB, more than the memory limit "
+                    f"of {self.limit >> 20} MB for all of them (grading.yaml isolation.memory_mb)"
+                )
+                return
+
+    def close(self) -> None:
+        self._done.set()
+        if self._thread is not threading.current_thread():
+            self._thread.join(timeout=2)

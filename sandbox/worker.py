@@ -47,7 +47,8 @@ from harness import values as V
 from harness.dispatch import Broken, Dispatcher, close, import_adapters  # imported before privileges drop
 
 from .channel import Channel, plain_copy, to_plain
-from .confine import clean_import_state, forbid, harden
+from .confine import harden
+from .imports import clean_import_state, forbid
 
 ID_BATCH = 8192  # ids per "ids" message of a stream
 

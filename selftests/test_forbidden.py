@@ -22,7 +22,7 @@ import pytest
 
 from grader.config import ConfigError, load_config
 from harness.childenv import child_env
-from sandbox.confine import ForbiddenFinder, forbidden_files
+from sandbox.imports import ForbiddenFinder, forbidden_files
 
 from .support import ROOT
 from .venvs import make_venv, site_packages

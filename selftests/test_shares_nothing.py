@@ -35,7 +35,7 @@ pytestmark = [
 ]
 
 PROBE = r'''
-import ctypes, os, socket
+import ctypes, os, socket, time
 
 def run_pretokenize(text):
     """send:PORT:DATA connects to 127.0.0.1:PORT and sends DATA; interfaces: the network
@@ -48,6 +48,29 @@ def run_pretokenize(text):
             with socket.create_connection(("127.0.0.1", int(port)), timeout=3) as s:
                 s.sendall(data.encode())
             return ["sent"]
+        if what == "children":  # N children, each holding MB megabytes for a while
+            n, _, mb = arg.partition(":")
+            kids = []
+            for _ in range(int(n)):
+                pid = os.fork()
+                if pid == 0:
+                    held = bytearray(int(mb) << 20)
+                    held[::4096] = b"x" * len(held[::4096])
+                    time.sleep(4)
+                    os._exit(0)
+                kids.append(pid)
+            return ["done", sum(os.waitpid(k, 0)[1] == 0 for k in kids)]
+        if what == "writable":  # every folder it may write in: [path, noexec, MB, files]
+            found = []
+            for top, dirs, _ in os.walk("/"):
+                if top in ("/proc", "/sys"):
+                    dirs[:] = []
+                    continue
+                if os.access(top, os.W_OK):
+                    st = os.statvfs(top)
+                    found.append([top, bool(st.f_flag & os.ST_NOEXEC), st.f_blocks * st.f_frsize >> 20, st.f_files])
+            here = os.statvfs(os.path.dirname(os.path.abspath(__file__)))
+            return [found, bool(here.f_flag & os.ST_NOEXEC), bool(here.f_flag & os.ST_RDONLY)]
         if what == "interfaces":
             return sorted(name for _, name in socket.if_nameindex())
         if what == "loopback":
@@ -87,9 +110,17 @@ def sysv():
     return keys
 
 options = json.loads(sys.argv[3]) if len(sys.argv) > 3 else {}
-b = WorkerBackend("student", sys.argv[1], IsolationLimits(call_timeout=20), **options)
+limits = IsolationLimits(**{"call_timeout": 20, **options.pop("limits", {})})
+b = WorkerBackend("student", sys.argv[1], limits, **options)
+
+def call(request):
+    try:
+        return b.call("run_pretokenize", (request,), False)
+    except Exception as err:
+        return ["raised", type(err).__name__, str(err)[:500]]
+
 try:
-    replies = [b.call("run_pretokenize", (r,), False) for r in json.loads(sys.argv[2])]
+    replies = [call(r) for r in json.loads(sys.argv[2])]
     b.sandbox_info  # a worker runs, even for no request
     during, line = sysv(), b._proc.confinement()
 finally:
@@ -181,3 +212,26 @@ def test_a_worker_sharing_the_network_is_called_weak_with_the_reason(stage):
     assert seen["replies"][0] != ["lo"], seen
     line = seen["isolation"]
     assert line.startswith("weak: ") and "shares the machine's network and System V IPC" in line, line
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_a_workers_processes_together_cannot_pass_memory_mb(stage, mode):
+    """Four children of 120 MB each: under a 1,024 MB limit they all finish (the control);
+    under 320 MB, each one's own limit, the worker is stopped, naming the limit."""
+    seen = probe(stage, mode, ["children:4:120"], limits={"memory_mb": 1024})
+    assert seen["replies"] == [["done", 4]], seen
+    seen = probe(stage, mode, ["children:4:120"], limits={"memory_mb": 320})
+    kind, _, message = seen["replies"][0]
+    assert kind == "raised" and "processes together held" in message and "memory limit of 320 MB" in message, seen
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_place_the_worker_can_write_is_a_small_noexec_tmpfs(stage, mode):
+    """Every folder the worker may write in is on a file system of at most 256 MB and
+    10,000 files that runs nothing; its own code is read-only and runs nothing either."""
+    found, code_noexec, code_readonly = probe(stage, mode, ["writable"])["replies"][0]
+    assert found, "the worker can write nowhere (not even its work folder)"
+    assert any(path.endswith("/out") for path, *_ in found), found  # where calls write files
+    too_big = [f for f in found if not f[1] or f[2] > 256 or f[3] > 10_000]
+    assert not too_big, f"writable and unbounded or executable: {too_big}"
+    assert code_noexec and code_readonly
