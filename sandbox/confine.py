@@ -58,6 +58,10 @@ def harden(config: dict) -> dict:
     if libc is not None:
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binaries (su, sudo) from here
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # die with the grader
+        # no native code of its own: writes only where it may (Landlock), no code made in memory (seccomp)
+        writable = ["/tmp", "/dev", config["work_dir"], os.path.join(config["sandbox"], "out")]
+        lockdown.writes_only_beneath(libc, writable, done["notes"])
+        lockdown.refuse_code_in_memory(libc, done["notes"])
     return done
 
 

@@ -14,12 +14,16 @@ if TYPE_CHECKING:  # pragma: no cover
 
 def describe(proc: "WorkerProcess") -> str:
     """How this worker is isolated, read from ``/proc`` (not from what the worker says):
-    its user id, root directory and pid namespace, then its network and IPC: namespaces of its own (no network but
+    its user id, root directory and pid namespace, whether its seccomp filter refusing code made
+    in memory is in place, then its network and IPC: namespaces of its own (no network but
     loopback, System V IPC gone with it), else ``weak`` with the reason."""
     line = _confinement(proc)
     if line.startswith("unknown"):
         return line
     shared = [what for kind, what in (("net", "network"), ("ipc", "System V IPC")) if not proctree.own_namespaces(proc.pid, (kind,))]
+    if "private root" in line and not line.startswith("weak") and proctree.status_kb(proc.pid, "Seccomp") == 2:
+        # noexec mounts for its files (sandbox.confine), its seccomp filter (sandbox.lockdown)
+        line += "; no compiled code of its own runs"
     if not shared:
         return line + "; own network (loopback only) and IPC namespaces"
     notes = proc.info.get("notes") if type(proc.info.get("notes")) is list else []

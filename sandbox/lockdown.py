@@ -39,3 +39,106 @@ def loopback_up() -> None:
     with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as s:
         flags = struct.unpack_from("16sH", fcntl.ioctl(s, SIOCGIFFLAGS, struct.pack("16sH22x", b"lo", 0)))[1]
         fcntl.ioctl(s, SIOCSIFFLAGS, struct.pack("16sH22x", b"lo", flags | IFF_UP))
+
+
+# ---- no native code the submission brings or writes ------------------------------------
+# Every place holding its files is mounted noexec (sandbox.confine), so the kernel refuses to
+# run or map executable anything there (a compiled library it brings cannot load). What is
+# left is code made in memory; the seccomp filter below refuses it, and Landlock keeps
+# /proc/self/mem (which writes through page protections) closed. Both are inherited by
+# every process the worker starts and cannot be lifted.
+
+PROT_WRITE, PROT_EXEC, MAP_ANONYMOUS, SHM_EXEC, READ_IMPLIES_EXEC = 2, 4, 0x20, 0o100000, 0x0400000
+AUDIT_ARCH_X86_64 = 0xC000003E
+# x86_64 system call numbers refused outright: memfd_create (code in memory that looks like a
+# file), ptrace and process_vm_writev (writing into a process's code), bpf
+REFUSED_X86_64 = (319, 101, 311, 321)
+MMAP, MPROTECT, PKEY_MPROTECT, SHMAT, PERSONALITY = 9, 10, 329, 30, 135
+_LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
+_ALLOW, _EPERM = 0x7FFF0000, 0x00050000 | 1
+
+
+def _op(code: int, k: int, jt: int = 0, jf: int = 0) -> bytes:
+    return struct.pack("HBBI", code, jt, jf, k)
+
+
+def _arg(i: int) -> int:
+    return 16 + 8 * i  # low 32 bits of seccomp_data.args[i] (little-endian)
+
+
+def native_code_filter() -> bytes:
+    """The seccomp program (classic BPF): on x86_64 only (other ABIs refused), EPERM for the
+    calls in :data:`REFUSED_X86_64`, an executable mapping that is anonymous or writable,
+    ``mprotect`` adding execution, ``shmat`` with ``SHM_EXEC`` and ``personality`` with
+    ``READ_IMPLIES_EXEC``; everything else allowed."""
+    deny = _op(_RET, _EPERM)
+    prog = [_op(_LD, 4), _op(_JEQ, AUDIT_ARCH_X86_64, 1, 0), deny, _op(_LD, 0), _op(_JGE, 0x40000000, 0, 1), deny]
+    for nr in REFUSED_X86_64:
+        prog += [_op(_JEQ, nr, 0, 1), deny]
+    # mmap: executable and (writable or anonymous)
+    prog += [_op(_JEQ, MMAP, 0, 7), _op(_LD, _arg(2)), _op(_JSET, PROT_EXEC, 0, 3), _op(_JSET, PROT_WRITE, 3, 0),
+             _op(_LD, _arg(3)), _op(_JSET, MAP_ANONYMOUS, 1, 0), _op(_RET, _ALLOW), deny]
+    # mprotect, pkey_mprotect: adding execution; shmat: SHM_EXEC
+    prog += [_op(_JEQ, MPROTECT, 1, 0), _op(_JEQ, PKEY_MPROTECT, 0, 4), _op(_LD, _arg(2)), _op(_JSET, PROT_EXEC, 0, 1), deny, _op(_LD, 0)]
+    prog += [_op(_JEQ, SHMAT, 0, 4), _op(_LD, _arg(2)), _op(_JSET, SHM_EXEC, 0, 1), deny, _op(_LD, 0)]
+    # personality: READ_IMPLIES_EXEC (0xffffffff only asks for the current one)
+    prog += [_op(_JEQ, PERSONALITY, 0, 5), _op(_LD, _arg(0)), _op(_JEQ, 0xFFFFFFFF, 2, 0), _op(_JSET, READ_IMPLIES_EXEC, 0, 1), deny, _op(_LD, 0)]
+    return b"".join([*prog, _op(_RET, _ALLOW)])
+
+
+class _Fprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
+
+
+def refuse_code_in_memory(libc: Any, notes: list[str]) -> bool:
+    """Install :func:`native_code_filter` (needs ``PR_SET_NO_NEW_PRIVS``, set before)."""
+    import platform
+
+    if platform.machine() != "x86_64":
+        notes.append(f"no seccomp filter on {platform.machine()}: code made in memory is not refused")
+        return False
+    program = native_code_filter()
+    buf = ctypes.create_string_buffer(program, len(program))
+    fprog = _Fprog(len(program) // 8, ctypes.addressof(buf))
+    if libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
+        notes.append(f"seccomp filter refused ({os.strerror(ctypes.get_errno())}): code made in memory is not refused")
+        return False
+    return True
+
+
+def writes_only_beneath(libc: Any, folders: list[str], notes: list[str]) -> bool:
+    """Landlock: from now on files may be opened for writing (or truncated) only beneath
+    ``folders`` (nothing else of the private root is writable anyway; this closes
+    ``/proc/<pid>/mem``, which writes through page protections into a process's code)."""
+    libc.syscall.restype = ctypes.c_long
+    SYS_CREATE, SYS_ADD, SYS_RESTRICT, WRITE_FILE, TRUNCATE = 444, 445, 446, 2, 1 << 14
+
+    def call(*args: Any) -> int:
+        result = libc.syscall(*[ctypes.c_long(a) if isinstance(a, int) else a for a in args])
+        if result < 0:
+            err = ctypes.get_errno()
+            raise OSError(err, os.strerror(err))
+        return result
+
+    try:
+        abi = call(SYS_CREATE, None, 0, 1)  # LANDLOCK_CREATE_RULESET_VERSION
+        access = WRITE_FILE | (TRUNCATE if abi >= 3 else 0)
+        attr = ctypes.create_string_buffer(struct.pack("Q", access), 8)
+        ruleset = call(SYS_CREATE, attr, 8, 0)
+        try:
+            for folder in folders:
+                try:
+                    fd = os.open(folder, os.O_PATH | os.O_DIRECTORY)
+                except OSError:
+                    continue
+                try:
+                    call(SYS_ADD, ruleset, 1, ctypes.create_string_buffer(struct.pack("=Qi", access, fd), 12), 0)
+                finally:
+                    os.close(fd)
+            call(SYS_RESTRICT, ruleset, 0)
+        finally:
+            os.close(ruleset)
+    except OSError as err:
+        notes.append(f"Landlock not available ({err.strerror}): /proc/self/mem stays writable")
+        return False
+    return True

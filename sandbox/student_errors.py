@@ -7,6 +7,7 @@ the message and traceback are cut here too: the worker's own caps cannot be trus
 from __future__ import annotations
 
 import builtins
+import re
 from typing import TYPE_CHECKING
 
 from harness import values as V
@@ -25,13 +26,25 @@ def _cut(text: str, limit: int) -> str:
 
 
 
+# what the dynamic loader says when the kernel refuses to map a library executable (every
+# place holding the submission's files is mounted noexec): its own compiled code
+_COMPILED = re.compile(r"([^\s:'\"]+\.so(?:\.[\w.]+)?): failed to map segment from shared object")
+COMPILED_MESSAGE = "your code loads compiled code ({}); grading allows only Python source"
+
+
+def compiled_code(message: str) -> str:
+    """``message`` with a refused load of the submission's own compiled library said plainly."""
+    found = _COMPILED.search(message)
+    return message if found is None else message.replace(found.group(0), COMPILED_MESSAGE.format(found.group(1)))
+
+
 def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException:
     """The exception a submission raised in the worker (``info`` as the worker described it),
     rebuilt here as a built-in exception class of the same name or its nearest built-in base,
     with its traceback and what it printed since ``mark`` as notes; a non-``Exception``
     (``SystemExit`` ...) becomes :class:`StudentExit`."""
     kind = info.get("kind")
-    message = _cut(str(info.get("message", "")), MESSAGE_CHARS)  # the worker's own cap cannot be trusted
+    message = compiled_code(_cut(str(info.get("message", "")), MESSAGE_CHARS))  # the worker's own cap cannot be trusted
     if kind == "broken":
         return BrokenImplementation(message)
     if kind == "wrong":

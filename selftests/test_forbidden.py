@@ -62,14 +62,17 @@ def delegation(tmp_path_factory) -> Path:
     return base
 
 
-def grade(base: Path, forbidden: str, name: str) -> tuple[subprocess.CompletedProcess, dict]:
+def grade(base: Path, forbidden: str, name: str, submission: str = "submission", *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
+    """Grade ``base/submission`` with ``forbidden`` as grading.yaml's forbidden_modules line;
+    ``extra``: grade options (``--no-isolate``) and the tests (default :data:`TESTS`)."""
     config = base / f"{name}.yaml"
     config.write_text(CONFIG.format(forbidden=forbidden))
     results = base / f"{name}.json"
     env = child_env(BPE_GRADER_SPIN="0")  # graded beside the other grading: no busy-polling, as batch runs them
+    options, tests = [a for a in extra if a.startswith("-")], [a for a in extra if not a.startswith("-")] or TESTS
     proc = subprocess.run(
-        [str(base / "venv" / "bin" / "python"), "-m", "grader", "grade", "--submission", str(base / "submission"),
-         "--config", str(config), "--results", str(results), "--tests", *TESTS],
+        [str(base / "venv" / "bin" / "python"), "-m", "grader", "grade", "--submission", str(base / submission),
+         "--config", str(config), "--results", str(results), *options, "--tests", *tests],
         cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
     )
     return proc, json.loads(results.read_text(encoding="utf-8"))
@@ -111,6 +114,55 @@ def test_the_same_delegation_scores_full_marks_when_nothing_is_forbidden(graded)
     assert proc.returncode == 0, proc.stderr
     for group, (got, most, texts) in by_group(data).items():
         assert most > 0 and got == pytest.approx(most), (group, texts[:1])
+
+
+VENDOR = Path(__file__).resolve().parent / "attacks" / "_vendor_compiled_core"
+ROUTES = ("renamed", "vendored")  # tiktoken's compiled core alone under another name; all of tiktoken, hook removed
+
+
+@pytest.fixture(scope="module")
+def vendored(delegation) -> dict[str, tuple[subprocess.CompletedProcess, dict]]:
+    """The attack that brings tiktoken's compiled core along (selftests/attacks/_vendor_compiled_core),
+    both ways, graded isolated and, the control, in-process (``--no-isolate``), two at a time."""
+    tiktoken = site_packages(delegation / "venv") / "tiktoken"
+    core = next(tiktoken.glob("_tiktoken*.so"))
+    for route in ROUTES:
+        sub = delegation / f"vendor-{route}"
+        (sub / "student" / "fastbpe").mkdir(parents=True)
+        (sub / "student" / "__init__.py").write_text("")
+        (sub / "student" / "fastbpe" / "__init__.py").write_text("")
+        (sub / "ROUTE").write_text(route)
+        shutil.copyfile(VENDOR / "adapters.py", sub / "adapters.py")
+        if route == "renamed":
+            shutil.copyfile(core, sub / "student" / "fastbpe" / core.name)
+        else:
+            shutil.copytree(tiktoken, sub / "tiktoken", ignore=shutil.ignore_patterns("__pycache__"))
+    runs = {f"{route}{how}": (route, how) for route in ROUTES for how in ("", "-control")}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {
+            name: pool.submit(grade, delegation, "", name, f"vendor-{route}", *(["--no-isolate"] if how else []), TESTS[0])
+            for name, (route, how) in runs.items()
+        }
+        return {name: future.result() for name, future in futures.items()}
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
+@pytest.mark.parametrize("route", ROUTES)
+def test_compiled_code_brought_along_scores_zero_saying_so(vendored, route):
+    """Whether the submission brings a library's compiled core under another name or vendors
+    the whole library and takes the import hook away, the kernel will not load its compiled
+    code: 0, with the message naming the file. The control (the same submission run
+    in-process) scores full marks, so the attack itself works."""
+    proc, data = vendored[route]
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    got, most, texts = by_group(data)["encode"]
+    assert most > 0 and got == 0, (got, most, texts[:1])
+    where = "student/fastbpe/_tiktoken" if route == "renamed" else "tiktoken/_tiktoken"
+    assert all(f"your code loads compiled code ({where}" in t and "grading allows only Python source" in t for t in texts), texts[:1]
+    control, data = vendored[f"{route}-control"]
+    assert control.returncode == 0, control.stderr[-2000:]
+    got, most, texts = by_group(data)["encode"]
+    assert most > 0 and got == pytest.approx(most), texts[:1]
 
 
 def test_the_import_hook_refuses_forbidden_names_and_their_submodules():

@@ -191,12 +191,22 @@ print(json.dumps(out))
 """
 
 
-def test_without_namespaces_the_proc_route_to_the_reference_is_open(graded, stage):
+def test_without_namespaces_a_reference_beside_the_sandbox_is_readable(graded, stage):
     """The control: the same user, with namespaces turned off (as where the kernel refuses
-    them), reads the reference through /proc; with them it cannot."""
+    them), reads a copy of the reference in a folder holding its sandbox; with them it cannot.
+    (Its /proc route to the grader's working directory is closed either way: Landlock, which
+    the worker is under, keeps it from the /proc links of processes outside its domain.)"""
     sub = stage / "attacks" / "read_hidden" / "submission"
-    proc = subprocess.run(as_user([sys.executable, "-c", CONTROL_SCRIPT, str(sub)], stage), cwd=ROOT,
-                          capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    decoy = stage / "decoy"
+    (decoy / "reference").mkdir(parents=True, exist_ok=True)
+    (decoy / "reference" / "bpe.py").write_text("SECRET = 1\n")
+    (decoy / "tmp").mkdir(exist_ok=True)
+    os.chown(decoy / "tmp", USER_ID, USER_ID)
+    for path in (decoy, decoy / "reference"):
+        os.chmod(path, 0o755)
+    os.chmod(decoy / "reference" / "bpe.py", 0o644)
+    command = as_user([sys.executable, "-c", CONTROL_SCRIPT, str(sub)], stage, TMPDIR=str(decoy / "tmp"))
+    proc = subprocess.run(command, cwd=ROOT, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr[-2000:]
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["True"][0] == [] and seen["False"][0] == [3, 3], seen

@@ -25,6 +25,7 @@ import tempfile
 from pathlib import Path
 
 import pytest
+import regex
 
 from . import test_nonroot as N
 from .support import ROOT
@@ -35,13 +36,52 @@ pytestmark = [
 ]
 
 PROBE = r'''
-import ctypes, os, socket, time
+import ctypes, ctypes.util, os, socket, time
+
+SO = "_regex" + __import__("sysconfig").get_config_var("EXT_SUFFIX")
 
 def run_pretokenize(text):
     """send:PORT:DATA connects to 127.0.0.1:PORT and sends DATA; interfaces: the network
     devices it has; loopback: a round trip to itself on 127.0.0.1; ipc:KIND:KEY makes a System V
     object of that kind (shm, msg, sem) with that key."""
     what, _, arg = text.partition(":")
+    # errors raised as they are (the trusted side words them)
+    if what == "load":  # HOW:PLACE: load the copied extension module from PLACE
+        how, _, place = arg.partition(":")
+        here = os.path.dirname(os.path.abspath(__file__))
+        path = os.path.join(here, "student", "fastre", SO)
+        if place != "code":
+            folder = {"work": os.getcwd(), "tmp": "/tmp", "shm": "/dev/shm"}[place]
+            with open(path, "rb") as src, open(os.path.join(folder, SO), "wb") as dst:
+                dst.write(src.read())
+            path = os.path.join(folder, SO)
+        if how == "ctypes":
+            ctypes.CDLL(path)
+        elif how == "spec":
+            import importlib.util
+            spec = importlib.util.spec_from_file_location("_regex", path)
+            spec.loader.exec_module(importlib.util.module_from_spec(spec))
+        else:
+            import student.fastre._regex
+        return ["loaded"]
+    if what == "memory":  # ROUTE: make native code run from memory
+        import mmap
+        if arg == "memfd":
+            os.memfd_create("code")
+        elif arg == "anonymous":
+            mmap.mmap(-1, 4096, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        elif arg == "private-copy":
+            with open(ctypes.util.find_library("c") and "/proc/self/exe", "rb") as f:
+                mmap.mmap(f.fileno(), 4096, flags=mmap.MAP_PRIVATE, prot=mmap.PROT_READ | mmap.PROT_WRITE | mmap.PROT_EXEC)
+        elif arg == "mprotect":
+            buf = mmap.mmap(-1, 4096)
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mprotect.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int]
+            if libc.mprotect(ctypes.addressof(ctypes.c_char.from_buffer(buf)), 4096, 7) != 0:
+                raise OSError(ctypes.get_errno(), os.strerror(ctypes.get_errno()))
+        elif arg == "proc-mem":
+            open("/proc/self/mem", "r+b").close()
+        return ["allowed"]
     try:
         if what == "send":
             port, _, data = arg.partition(":")
@@ -141,6 +181,10 @@ def stage():
     (sub / "student").mkdir(parents=True)
     (sub / "student" / "__init__.py").write_text("")
     (sub / "adapters.py").write_text(PROBE)
+    (sub / "student" / "fastre").mkdir()
+    (sub / "student" / "fastre" / "__init__.py").write_text("")
+    compiled = Path(regex._regex.__file__)  # an installed extension module, copied in as the submission's own
+    shutil.copyfile(compiled, sub / "student" / "fastre" / compiled.name)
     for path in [sub, *sub.rglob("*")]:
         os.chmod(path, 0o755 if path.is_dir() else 0o644)
     yield base
@@ -235,3 +279,21 @@ def test_every_place_the_worker_can_write_is_a_small_noexec_tmpfs(stage, mode):
     too_big = [f for f in found if not f[1] or f[2] > 256 or f[3] > 10_000]
     assert not too_big, f"writable and unbounded or executable: {too_big}"
     assert code_noexec and code_readonly
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("how, place", [("import", "code"), ("spec", "code"), ("ctypes", "code"), ("spec", "work"), ("ctypes", "tmp"), ("ctypes", "shm")])
+def test_compiled_code_the_submission_brings_cannot_load_from_anywhere_it_can_write(stage, mode, how, place):
+    """A compiled extension module in the submission (regex's, copied under student/fastre/),
+    imported, loaded from its file or through ctypes, where it is or copied anywhere the worker
+    can write: refused, saying why."""
+    kind, _, message = probe(stage, mode, [f"load:{how}:{place}"])["replies"][0]
+    assert kind == "raised" and "your code loads compiled code (" in message, message
+    assert "_regex" in message and "); grading allows only Python source" in message, message
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("route", ["memfd", "anonymous", "private-copy", "mprotect", "proc-mem"])
+def test_no_route_to_executable_memory_the_submission_can_write(stage, mode, route):
+    kind, *rest = probe(stage, mode, [f"memory:{route}"])["replies"][0]
+    assert kind == "raised" and ("Operation not permitted" in rest[1] or "Permission denied" in rest[1]), rest
