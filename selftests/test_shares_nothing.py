@@ -111,6 +111,17 @@ def run_pretokenize(text):
                     found.append([top, bool(st.f_flag & os.ST_NOEXEC), st.f_blocks * st.f_frsize >> 20, st.f_files])
             here = os.statvfs(os.path.dirname(os.path.abspath(__file__)))
             return [found, bool(here.f_flag & os.ST_NOEXEC), bool(here.f_flag & os.ST_RDONLY)]
+        if what == "spin":  # N busy processes, each double-forked into a session of its own
+            for _ in range(int(arg)):
+                middle = os.fork()
+                if middle == 0:
+                    if os.fork() == 0:
+                        os.setsid()
+                        while True:
+                            pass
+                    os._exit(0)
+                os.waitpid(middle, 0)
+            return ["spinning"]
         if what == "interfaces":
             return sorted(name for _, name in socket.if_nameindex())
         if what == "loopback":
@@ -297,3 +308,70 @@ def test_compiled_code_the_submission_brings_cannot_load_from_anywhere_it_can_wr
 def test_no_route_to_executable_memory_the_submission_can_write(stage, mode, route):
     kind, *rest = probe(stage, mode, [f"memory:{route}"])["replies"][0]
     assert kind == "raised" and ("Operation not permitted" in rest[1] or "Permission denied" in rest[1]), rest
+
+
+# the reference's timing, stood in for by fixed CPU work in the grader's process, best of 5;
+# the worker's processes (found from outside) and their CPU ticks while it is paused
+PAUSE_SCRIPT = r"""
+import json, sys, time
+from sandbox import proctree
+from sandbox.backend import WorkerBackend
+from sandbox.limits import IsolationLimits
+
+def timed():
+    best = None
+    for _ in range(5):
+        start = time.perf_counter()
+        sum(i * i for i in range(1_000_000))
+        best = min(best or 1e9, time.perf_counter() - start)
+    return best
+
+def ticks(pids):
+    total = 0
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                fields = f.read().rsplit(b")", 1)[1].split()
+            total += int(fields[11]) + int(fields[12])
+        except OSError:
+            pass
+    return total
+
+b = WorkerBackend("student", sys.argv[1], IsolationLimits(call_timeout=20))
+try:
+    b.sandbox_info
+    quiet = timed()
+    b.call("run_pretokenize", ("spin:3",), False)
+    time.sleep(0.3)
+    proc = b._proc
+    pids = proctree.submission_pids(proc.pid, proc.uid, proc.init_pid)
+    with b.paused() as stopped:
+        before = ticks(pids)
+        paused = timed()
+        time.sleep(0.2)
+        used = ticks(pids) - before
+    busy = timed()
+finally:
+    b.close()
+print(json.dumps({"quiet": [quiet, timed()], "paused": paused, "busy": busy, "stopped": stopped,
+                  "processes": len(pids), "ticks_while_paused": used}))
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_every_process_of_the_worker_is_stopped_while_the_reference_is_timed(stage, mode):
+    """Three busy processes, double-forked into sessions of their own: while the worker is
+    paused none of them runs, the count stopped is the worker and those three, and work timed
+    meanwhile takes at most 20% longer than on a quiet machine (before they started, after
+    they ended: the larger)."""
+    args = [sys.executable, "-c", PAUSE_SCRIPT, str(stage / "probe")]
+    if mode == "ordinary user":
+        if N._can_run() is not None:
+            pytest.skip(str(N._can_run()))
+        args = N.as_user(args, stage)
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    seen = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert seen["processes"] == 4 and seen["stopped"] == 4, seen
+    assert seen["ticks_while_paused"] == 0, seen
+    assert seen["paused"] <= 1.2 * max(seen["quiet"]), seen
