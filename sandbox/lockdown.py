@@ -92,10 +92,9 @@ class _Fprog(ctypes.Structure):
 
 def refuse_code_in_memory(libc: Any, notes: list[str]) -> bool:
     """Install :func:`native_code_filter` (needs ``PR_SET_NO_NEW_PRIVS``, set before)."""
-    import platform
-
-    if platform.machine() != "x86_64":
-        notes.append(f"no seccomp filter on {platform.machine()}: code made in memory is not refused")
+    machine = os.uname().machine  # nothing imported here: the worker may no longer read the library
+    if machine != "x86_64":
+        notes.append(f"no seccomp filter on {machine}: code made in memory is not refused")
         return False
     program = native_code_filter()
     buf = ctypes.create_string_buffer(program, len(program))

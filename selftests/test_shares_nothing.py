@@ -40,6 +40,12 @@ import ctypes, ctypes.util, os, socket, time
 
 SO = "_regex" + __import__("sysconfig").get_config_var("EXT_SUFFIX")
 
+def run_save_tokenizer(vocab, merges, vocab_path, merges_path):
+    for path, value in ((vocab_path, vocab), (merges_path, merges)):
+        with open(path, "w") as f:
+            f.write(repr(value))
+
+
 def run_pretokenize(text):
     """send:PORT:DATA connects to 127.0.0.1:PORT and sends DATA; interfaces: the network
     devices it has; loopback: a round trip to itself on 127.0.0.1; ipc:KIND:KEY makes a System V
@@ -375,3 +381,29 @@ def test_every_process_of_the_worker_is_stopped_while_the_reference_is_timed(sta
     assert seen["processes"] == 4 and seen["stopped"] == 4, seen
     assert seen["ticks_while_paused"] == 0, seen
     assert seen["paused"] <= 1.2 * max(seen["quiet"]), seen
+
+
+SAVE_SCRIPT = r"""
+import sys
+from sandbox.backend import WorkerBackend
+b = WorkerBackend("student", sys.argv[1])
+try:
+    b.call("run_save_tokenizer", ({0: b"a"}, [(b"a", b"b")], sys.argv[2] + "/vocab.txt", sys.argv[2] + "/merges.txt"), False)
+finally:
+    b.close()
+"""
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_files_a_call_writes_come_back_from_the_workers_own_tmpfs(stage, mode):
+    out = stage / f"saved-{MODES.index(mode)}"
+    out.mkdir()
+    os.chown(out, N.USER_ID, N.USER_ID)
+    args = [sys.executable, "-c", SAVE_SCRIPT, str(stage / "probe"), str(out)]
+    if mode == "ordinary user":
+        if N._can_run() is not None:
+            pytest.skip(str(N._can_run()))
+        args = N.as_user(args, stage)
+    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    assert (out / "vocab.txt").read_text() == "{0: b'a'}" and (out / "merges.txt").read_text() == "[(b'a', b'b')]"
