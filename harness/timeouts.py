@@ -36,31 +36,60 @@ class TestTimeout(BaseException):
     at once, and pytest reports it as failed."""
 
 
+_CANCEL = pytest.StashKey[object]()  # the cancel of the timer SignalTimer set for an item
+
+
+def _debugging() -> bool:
+    """pytest-timeout's check for a debugger in use (False where it has none)."""
+    try:
+        from pytest_timeout import is_debugging
+
+        return bool(is_debugging())
+    except Exception:
+        return False
+
+
 class SignalTimer:
     """pytest-timeout's ``signal`` method (its default on Linux) raising :class:`TestTimeout`;
-    registered only where pytest-timeout is loaded, whose hooks these are. Its other
-    methods, and runs off the main thread, are left to pytest-timeout."""
+    registered only where pytest-timeout is loaded, whose hooks (public, ``firstresult``)
+    these are: the timer is set and cancelled here, through both hooks, so nothing depends on
+    how pytest-timeout keeps its own. Its other methods, settings it does not describe as
+    expected, and runs off the main thread are left to pytest-timeout."""
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_timeout_set_timer(self, item: pytest.Item, settings) -> bool | None:
-        if settings.method != "signal" or threading.current_thread() is not threading.main_thread():
+        method, limit = getattr(settings, "method", None), getattr(settings, "timeout", None)
+        if method != "signal" or not isinstance(limit, (int, float)) or limit <= 0:
             return None
+        if threading.current_thread() is not threading.main_thread():
+            return None
+        detect = not getattr(settings, "disable_debugger_detection", False)
 
         def alarm(signum, frame) -> None:
             __tracebackhide__ = True
-            from pytest_timeout import is_debugging
-
-            if not settings.disable_debugger_detection and is_debugging():
+            if detect and _debugging():
                 return  # a student at a breakpoint is never timed out, as with pytest-timeout
-            raise TestTimeout(f"Timeout (>{settings.timeout}s) from pytest-timeout.")
+            raise TestTimeout(f"Timeout (>{limit}s) from pytest-timeout.")
 
         def cancel() -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
             signal.signal(signal.SIGALRM, signal.SIG_DFL)
 
-        item.cancel_timeout = cancel  # what pytest-timeout's cancel hook calls
+        if isinstance(getattr(item, "stash", None), pytest.Stash):
+            item.stash[_CANCEL] = cancel
+        item.cancel_timeout = cancel  # where pytest-timeout's own cancel looks, should it run
         signal.signal(signal.SIGALRM, alarm)
-        signal.setitimer(signal.ITIMER_REAL, settings.timeout)
+        signal.setitimer(signal.ITIMER_REAL, limit)
+        return True
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_timeout_cancel_timer(self, item: pytest.Item) -> bool | None:
+        stash = getattr(item, "stash", None)
+        cancel = stash.get(_CANCEL, None) if isinstance(stash, pytest.Stash) else None
+        if cancel is None:
+            return None  # not set here: pytest-timeout's own
+        del stash[_CANCEL]
+        cancel()
         return True
 
 

@@ -43,12 +43,16 @@ def preload() -> frozenset[str]:
     before = set(sys.modules)
     for name in PRELOAD:
         importlib.import_module(name)
-    import _pytest.config
+    try:  # pytest's private list of its own plugins: a speed-up only, skipped where it moved
+        import _pytest.config
 
-    for name in _pytest.config.default_plugins:
+        defaults = tuple(_pytest.config.default_plugins)
+    except Exception:
+        defaults = ()
+    for name in defaults:
         try:
             importlib.import_module(f"_pytest.{name}")
-        except ImportError:  # a name some pytest version maps elsewhere: the run imports it itself
+        except Exception:  # a name some pytest version maps elsewhere: the run imports it itself
             pass
     for entry_point in importlib.metadata.entry_points(group="pytest11"):
         try:
@@ -70,14 +74,19 @@ def preload() -> frozenset[str]:
 def _quiet_rewrite_warning(preloaded: frozenset[str]) -> None:
     """pytest marks installed plugins' packages (hypothesis, pytest_timeout, ...) for assertion
     rewriting and warns when one is already imported; here they are imported on purpose, before
-    the run (their own asserts, not the tests', lose rewriting). Other modules still warn."""
-    from _pytest.assertion.rewrite import AssertionRewritingHook
+    the run (their own asserts, not the tests', lose rewriting). Other modules still warn.
+    pytest's internals: where they moved, the warnings stay (nothing else changes)."""
+    try:
+        from _pytest.assertion.rewrite import AssertionRewritingHook
 
-    warn = AssertionRewritingHook._warn_already_imported
+        warn = AssertionRewritingHook._warn_already_imported
+    except Exception:
+        return
 
-    def _warn_already_imported(self, name: str) -> None:
+    def _warn_already_imported(self, name, *args, **kwargs):
         if name not in preloaded:
-            warn(self, name)
+            return warn(self, name, *args, **kwargs)
+        return None
 
     AssertionRewritingHook._warn_already_imported = _warn_already_imported
 

@@ -139,3 +139,18 @@ def test_the_timer_ends_a_hypothesis_test_at_once_with_pytest_timeouts_text():
     finally:
         item.cancel_timeout()
     assert timeouts.timeout_limit(info) == "0.05"
+
+
+def test_the_timer_is_cancelled_through_pytest_timeouts_public_hook():
+    """The timer set here is cancelled by this plugin's own ``pytest_timeout_cancel_timer``
+    (a public hook), not by pytest-timeout finding an attribute it sets on the item."""
+    from types import SimpleNamespace
+
+    item = SimpleNamespace(stash=pytest.Stash())
+    settings = SimpleNamespace(method="signal", timeout=0.05, disable_debugger_detection=True)
+    timer = timeouts.SignalTimer()
+    assert timer.pytest_timeout_set_timer(item, settings) is True
+    del item.cancel_timeout  # however pytest-timeout keeps its own timers
+    assert timer.pytest_timeout_cancel_timer(item) is True
+    time.sleep(0.15)  # past the limit: no alarm
+    assert timer.pytest_timeout_cancel_timer(item) is None  # nothing left of it to cancel
