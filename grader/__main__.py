@@ -19,7 +19,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--impl", choices=["student", "reference"], default="student", help="grade student/ (default) or reference/")
     g.add_argument("--results", type=Path, default=Path("results/results.json"), help="Gradescope results.json path")
     g.add_argument("--junit", type=Path, help="also write JUnit XML here")
-    g.add_argument("--config", type=Path, default=ROOT / "grading.yaml", help="grading policy (default: grading.yaml)")
+    g.add_argument("--config", default=None, help="grading policy: a file, or `default` (grading.yaml) or `cs336` (grading-cs336.yaml); "
+                   "without it, grading-cs336.yaml for a CS336-layout repository and grading.yaml otherwise")
     iso = g.add_mutually_exclusive_group()
     iso.add_argument("--isolate", dest="isolate", action="store_true", default=None, help="run submitted code in sandboxed workers (default)")
     iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="run submitted code in the test process (debugging)")
@@ -33,7 +34,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--out", type=Path, default=Path("batch-results"), help="output folder (default: batch-results)")
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: CPU count)")
     b.add_argument("--force", action="store_true", help="grade again even submissions whose results are up to date")
-    b.add_argument("--config", type=Path, default=ROOT / "grading.yaml", help="grading policy passed to grade")
+    b.add_argument("--config", default="default", help="grading policy passed to grade: a file, `default` (grading.yaml) or `cs336` (grading-cs336.yaml)")
     b.add_argument("--max-time", type=float, default=1800.0, help="grading time limit per submission, seconds")
     b.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids passed to grade (default: all)")
     b.add_argument("--quiet", action="store_true", help="print only the summary")
@@ -47,7 +48,7 @@ def build_parser() -> argparse.ArgumentParser:
     what.add_argument("--batch", type=Path, metavar="OUT", help="a batch output folder: one page per student and a class index")
     c.add_argument("--html", type=Path, help="also write a self-contained HTML page here (with --batch: the folder of pages, default OUT/compare)")
     c.add_argument("--all", dest="every_case", action="store_true", help="list every case, passes included, and every failure")
-    c.add_argument("--config", type=Path, default=None, help="grading policy (default: grading.yaml)")
+    c.add_argument("--config", default=None, help="grading policy: a file, `default` or `cs336` (default: chosen by the layout, as grade does)")
     c.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids (default: all)")
     c.add_argument("--max-time", type=float, default=3600.0, help="time limit of each of the two runs, seconds")
 
@@ -76,20 +77,23 @@ def main(argv: list[str] | None = None) -> int:
         )
     if args.command == "batch":
         from .batch import BatchOptions, run_batch
+        from .policies import policy_path
 
         if args.public is not None and not args.similarity:
             print("batch: --public goes with --similarity", file=sys.stderr)
             return 2
         return run_batch(
             args.submissions,
-            BatchOptions(out=args.out, config=args.config, jobs=args.jobs, force=args.force, max_time=args.max_time,
+            BatchOptions(out=args.out, config=policy_path(args.config), jobs=args.jobs, force=args.force, max_time=args.max_time,
                          tests=args.tests, quiet=args.quiet, scheduler=args.scheduler, similarity=args.similarity,
                          public=args.public),
         )
     if args.command == "compare":
         from .compare import main as compare_main
+        from .policies import policy_path
 
-        return compare_main(args.submission, args.html, args.config, args.tests, args.max_time, args.every_case, args.batch)
+        config = policy_path(args.config) if args.config is not None else None  # a name becomes its file
+        return compare_main(args.submission, args.html, config, args.tests, args.max_time, args.every_case, args.batch)
     if args.command == "handout":
         from .handout import main as handout_main
 

@@ -196,7 +196,11 @@ def _common(config: Path | None, tests: list[str] | None) -> list[str]:
 
 
 def compare(submission: Path, config: Path | None = None, tests: list[str] | None = None, max_time: float = 3600.0) -> tuple[dict, dict]:
-    """The grade reports of the submission and of the reference."""
+    """The grade reports of the submission and of the reference, both graded by the policy
+    the submission's grading uses (``config``, or the one its layout selects)."""
+    from .policies import policy_path
+
+    config = policy_path(config, Path(submission))
     with tempfile.TemporaryDirectory(prefix="bpe-compare-") as tmp:
         t = Path(tmp)
         sub = run_grade(["--submission", str(Path(submission).resolve()), *_common(config, tests)], t / "sub.json", t / "sub-results.json", max_time)

@@ -27,6 +27,7 @@ VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 HIDDEN_OUTPUT = ("full", "first_line", "none")
 SEED_POLICIES = ("fixed", "per_submission")
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
+DEFAULT_PATHS = ("tests/public", "tests/hidden")  # what a policy grades unless its `paths:` says otherwise
 
 
 class ConfigError(Exception):
@@ -71,6 +72,7 @@ class Config:
     speed: SpeedPolicy
     isolation: IsolationLimits = field(default_factory=IsolationLimits)
     forbidden_modules: tuple[str, ...] = FORBIDDEN_MODULES
+    paths: tuple[str, ...] = DEFAULT_PATHS  # test folders or files run, relative to the repository
 
     def seed_for(self, submission: str) -> int:
         """The seed of the randomized cases: fixed, or derived from the submission's name."""
@@ -278,6 +280,20 @@ def _forbidden(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
     return forbidden
 
 
+def _paths(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
+    """``paths:``: test folders or files of the harness's repository (``tests/cs336``), each existing."""
+    from harness import ROOT as root
+
+    if "paths" not in top:
+        return DEFAULT_PATHS
+    doc = top["paths"]
+    paths = doc.strings()
+    for p in paths:
+        if p.startswith("/") or ".." in Path(p).parts or not (root / p).exists():
+            raise doc.fail(f"{p!r} is not a test folder or file of this repository", f"write paths such as {', '.join(DEFAULT_PATHS)}")
+    return tuple(dict.fromkeys(paths))
+
+
 def _override(o: _Doc) -> Override:
     od = o.mapping({"select": "", "weight": "", "visibility": "", "timeout": ""})
     if "select" not in od:
@@ -334,7 +350,7 @@ def load_config(path: str | Path) -> Config:
     """Read and validate ``grading.yaml``; ``ConfigError`` (one line) on any problem."""
     path = Path(path)
     top = _Doc(path, _read_yaml(path), "").mapping(
-        {k: "" for k in ("version", "total", "timeout", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "forbidden_modules", "groups")}
+        {k: "" for k in ("version", "total", "timeout", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "forbidden_modules", "paths", "groups")}
     )
     if "groups" not in top:
         raise ConfigError(f"{path}:1: no `groups:`; list the test groups and their points")
@@ -356,6 +372,7 @@ def load_config(path: str | Path) -> Config:
         speed=speed,
         isolation=isolation,
         forbidden_modules=tuple(dict.fromkeys(forbidden)),
+        paths=_paths(path, top),
     )
 
 

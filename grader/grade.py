@@ -24,7 +24,8 @@ from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
 from harness.childenv import child_env
 from sandbox import leftovers
 from . import redact
-from .config import Config, ConfigError, load_config, write_policy
+from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
+from .policies import policy_path
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
 
@@ -37,6 +38,10 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # of every autoloaded distribution's modules (all of hypothesis: ~1.5 s of CPU per grading,
 # redone every time, as the run writes no bytecode)
 SUITE_PLUGINS = ("pytest_timeout", "_hypothesis_pytestplugin")
+# packages CS336's starter declares that a tokenizer may use (memory logging, arrays, progress
+# bars): pyproject.toml's optional extra `cs336` installs them where grading runs (torch is
+# not among them: it keeps its stand-in); `regex` is a dependency of the harness already
+CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops")
 
 
 @dataclass
@@ -45,7 +50,7 @@ class GradeRequest:
     impl: str = "student"
     results: Path = Path("results/results.json")
     junit: Path | None = None
-    config: Path = ROOT / "grading.yaml"
+    config: Path | str | None = None  # a path or a policy name; None: chosen by the layout (config.policy_path)
     isolate: bool | None = None  # None: isolate when the isolation backend is available
     max_time: float = 3600.0
     quiet: bool = False
@@ -112,13 +117,13 @@ def suite_plugin_options() -> list[str]:
     return [arg for plugin in SUITE_PLUGINS if importlib.util.find_spec(plugin) is not None for arg in ("-p", plugin)]
 
 
-def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int) -> list[str]:
+def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, paths: tuple[str, ...] = DEFAULT_PATHS) -> list[str]:
     """The test run's command; ``policy``: the loaded grading policy, passed down
-    (:func:`grader.config.write_policy`). The plugins (grading, sandbox) are loaded by the
+    (:func:`grader.config.write_policy`); ``paths``: the policy's test paths (``--tests`` replaces them). The plugins (grading, sandbox) are loaded by the
     ``addopts`` of the ``pyproject.toml`` given with ``-c``, the installed ones the suite
     uses by name (:data:`SUITE_PLUGINS`; it runs without plugin autoloading)."""
     cmd = [
-        sys.executable, "-m", "pytest", *[str(ROOT / t) for t in (req.tests or ["tests"])],
+        sys.executable, "-m", "pytest", *[str(ROOT / t) for t in (req.tests or paths)],
         "-c", str(ROOT / "pyproject.toml"), "--rootdir", str(ROOT),
         "--grading-policy", str(policy), "--grading-report", str(report),
         "--impl", req.impl, "--seed", str(seed), "-q", "--no-header", "-rN", "--color=no",
@@ -178,9 +183,12 @@ def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
         notes.append("left out of the copy graded: " + "; ".join(left_out))
     missing = [str(n) for n in loaded.get("stand_ins") or []]
     if missing:
+        starter = [n for n in missing if n in CS336_EXTRA]
+        hint = (f"; {', '.join(starter)}: declared by CS336's starter, installed by `pip install -e .[cs336]` where grading runs"
+                if starter else "")
         notes.append(
             f"not installed where grading runs: {', '.join(missing)} (imported by the submission; "
-            "a stand-in takes its place, and code that uses it fails)"
+            f"a stand-in takes its place, and code that uses it fails{hint})"
         )
     return notes
 
@@ -221,6 +229,7 @@ def grade(req: GradeRequest) -> int:
 
 
 def _grade(req: GradeRequest, started: float) -> int:
+    req.config = policy_path(req.config, req.submission)
     try:
         config = load_config(req.config)
     except ConfigError as err:
@@ -274,7 +283,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")
     with tempfile.TemporaryDirectory(prefix="bpe-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
-        cmd = pytest_command(req, write_policy(config, Path(tmp) / "policy.pickle"), report_path, seed)
+        cmd = pytest_command(req, write_policy(config, Path(tmp) / "policy.pickle"), report_path, seed, config.paths)
         cmd += ["--basetemp", str(Path(tmp) / "pytest")]  # the tests' files go with the rest
         env[leftovers.STATE_ENV] = tmp
         with open(log_path, "w", encoding="utf-8") as log:
@@ -302,6 +311,8 @@ def _write_results(req: GradeRequest, config: Config, report: dict, code: int | 
     groups = score_report(config, report)
     summary = table(groups)
     notes = [f"seed {seed}"]
+    if Path(req.config).resolve() != (ROOT / "grading.yaml").resolve():
+        notes.append(f"policy: {Path(req.config).name}")
     if req.tests:
         notes.append(f"partial grade: only {' '.join(req.tests)}")
     notes += submission_notes(req, report.get("submission"))

@@ -3,7 +3,7 @@ backends (in this process, :class:`harness.impl.LocalBackend`; in the isolated w
 :class:`sandbox.worker.Worker`), and the one way to import the adapters file.
 
 Imports only the standard library and the harness modules the worker gets a private copy
-of (``values``, ``stand_ins``, ``probes``: ``WORKER_FILES`` in :mod:`sandbox.process`).
+of (``values``, ``stand_ins``, ``own_metadata``, ``probes``: ``WORKER_FILES`` in :mod:`sandbox.process`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from types import ModuleType
 from typing import Any
 
 from . import values as V
+from .own_metadata import provide
 from .stand_ins import import_tolerating_missing
 
 
@@ -28,9 +29,12 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
     """Import ``code_dir/adapters`` as a fresh module named ``module_name`` (also put in
     ``sys.modules`` when ``register``), with stand-ins for packages it imports that are
     neither in ``code_dir`` nor installed (kept out of this process's imports afterwards when
-    ``scoped``: an in-process run). Returns the module and those packages' names; the
-    submission's own import-time errors propagate for the caller to describe."""
+    ``scoped``: an in-process run), and the submission's own package metadata
+    (:func:`harness.own_metadata.provide`, from its ``pyproject.toml``). Returns the module and
+    those packages' names; the submission's own import-time errors propagate for the caller
+    to describe."""
     path = os.path.join(code_dir, adapters)
+    provide(code_dir)
 
     def load() -> ModuleType:
         spec = importlib.util.spec_from_file_location(module_name, path)

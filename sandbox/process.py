@@ -30,7 +30,7 @@ if TYPE_CHECKING:  # pragma: no cover
     from .backend import WorkerBackend
 
 # the modules a worker imports, copied into its sandbox as private packages of these names
-WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "dispatch.py"), "sandbox": ("worker.py", "confine.py", "imports.py", "userns.py", "lockdown.py", "channel.py")}
+WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "own_metadata.py", "dispatch.py"), "sandbox": ("worker.py", "confine.py", "imports.py", "userns.py", "lockdown.py", "channel.py")}
 CODE_DIR = Path(__file__).resolve().parent.parent
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 

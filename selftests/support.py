@@ -96,7 +96,18 @@ def reference_as(dest: Path) -> None:
 def build_layout(layout: str, dest: Path) -> Path:
     """The reference solution submitted in ``layout``: ``stubs`` (adapters.py + student/),
     ``own`` (adapters.py edited to call mycode/), ``cs336`` (tests/adapters.py over
-    cs336_basics/, importing torch), ``cs336_buggy`` (the same with a bug in training)."""
+    cs336_basics/, importing torch; its package reads its own version from its metadata at
+    import, its training logs memory with psutil when installed), ``cs336_buggy`` (the same
+    with a bug in training), ``cs336:MUTANT`` (the same with a catalogued bug of
+    ``mutants/catalogue``, by name)."""
+    if layout.startswith("cs336:"):
+        from mutants.build import mutated_sources
+        from mutants.catalogue import by_name
+
+        build_layout("cs336", dest)
+        for name, text in mutated_sources(by_name(layout.partition(":")[2])).items():
+            (dest / "cs336_basics" / name).write_text(text, encoding="utf-8")
+        return dest
     if layout == "stubs":
         dest.mkdir(parents=True)
         shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")

@@ -52,6 +52,13 @@ SELECTION = [  # calls every adapter function (checked below) and touches every 
     "tests/public/test_tokenizer_files.py::test_loading_saved_files_gives_the_same_ids",
     "tests/public/test_encode_iterable.py::test_encode_iterable_is_independent_of_chunk_boundaries",
 ]
+CS336_SELECTION = [  # the CS336 policy's three parts, and one rule beyond CS336 (the vocab layout)
+    "tests/cs336/test_cs336_contract.py",
+    "tests/public/test_tokenizer.py::test_special_token_is_one_id_wherever_it_appears",
+    "tests/public/test_encode_iterable.py::test_encode_iterable_of_file_lines_matches_tiktoken",
+    "tests/public/test_train_bpe.py::test_vocab_layout_bytes_then_merges_then_specials",
+]
+CS336_VISIBLE_BUGS = ["ties_smallest_pair", "specials_left_in_training_text"]  # CS336's own tests fail these
 LAYOUT_LINE = {
     "stubs": "layout: stubs layout (adapters.py, package student/)",
     "own": "layout: own package layout (adapters.py, package mycode/)",
@@ -125,6 +132,7 @@ def build_inside_link(dest: Path) -> Path:
 CASES = [
     ("stubs", True, False), ("stubs", False, False), ("own", True, False), ("own", False, False),
     ("cs336", True, True), ("cs336", False, False), ("cs336_buggy", True, False),
+    *[(f"cs336:{bug}", True, False) for bug in CS336_VISIBLE_BUGS], ("cs336:specials_numbered_first", True, False),
     ("failing", True, False), ("stub_only", True, False),
     ("student_link", True, False), ("hard_links", True, False), ("checkout_link", True, False),
 ]
@@ -154,13 +162,15 @@ def graded(tmp_path_factory) -> dict:
             sub = BUILD.get(layout, lambda d: build(layout, d))(base / name / "submission")
         except OSError as err:  # e.g. no hard links across file systems
             return {"skip": f"{name} could not be built here: {err}"}
-        tests = None if whole else (ATTACK_TESTS if layout in BUILD else SELECTION)
+        tests = None if whole else (ATTACK_TESTS if layout in BUILD else CS336_SELECTION if ":" in layout else SELECTION)
         log = base / name / "calls.txt"
         if case == RECORDED:
             record_adapter_calls(sub / "adapters.py", log)
         try:
             # isolated, the start-up self-check (tested in test_venv) runs in the whole-suite grading
             flags = {(True, True): [], (True, False): ["--self-checked"]}.get((isolated, whole), ["--no-isolate"])
+            if layout in ("cs336", "cs336_buggy") and not whole:  # graded like the other layouts, by grading.yaml
+                flags += ["--config", "default"]
             out = grade_with_private_tmp(sub, base / name, *flags, tests=tests)
             return {**out, "calls": log.read_text().split() if log.exists() else []}
         finally:
@@ -215,6 +225,37 @@ def test_a_correct_cs336_repository_gets_full_marks_on_the_whole_suite(graded):
     out = graded[case]
     assert out["rc"] == 0 and out["results"]["score"] == pytest.approx(100), _context(out)
     assert "partial grade" not in out["stdout"], _context(out)
+
+
+def test_a_correct_cs336_repository_is_graded_by_the_cs336_policy_and_passes_beyond_it_too(graded):
+    (case,) = [c for c in CASES if c[2]]
+    out = graded[case]
+    assert "policy: grading-cs336.yaml" in out["stdout"], _context(out)
+    assert set(out["groups"]) == {"speed", "train_bpe", "tokenizer", "encode_iterable", "beyond_cs336"}, _context(out)
+    assert out["groups"]["beyond_cs336"] == [0, 0], _context(out)
+    beyond = [t for t in out["results"]["tests"] if t["tags"][0] == "beyond_cs336"]
+    assert beyond and all(t["status"] == "passed" for t in beyond), _context(out)
+
+
+@pytest.mark.parametrize("bug", CS336_VISIBLE_BUGS)
+def test_a_bug_cs336_catches_loses_points_in_cs336_train_bpe_only(graded, bug):
+    out = graded[(f"cs336:{bug}", True, False)]
+    assert "policy: grading-cs336.yaml" in out["stdout"], _context(out)
+    for group, (got, most) in out["groups"].items():
+        if group == "train_bpe":
+            assert got < most, f"{group}: {got}/{most}\n{_context(out)}"
+        else:
+            assert got == pytest.approx(most), f"{group}: {got}/{most}\n{_context(out)}"
+
+
+def test_a_bug_only_this_assignments_rules_catch_costs_nothing_and_is_shown_beyond_cs336(graded):
+    out = graded[("cs336:specials_numbered_first", True, False)]
+    data = out["results"]
+    most = sum(t["max_score"] for t in data["tests"])
+    assert most > 0 and data["score"] == pytest.approx(most), _context(out)
+    failed = [t for t in data["tests"] if t["status"] == "failed"]
+    assert [t["tags"][0] for t in failed] == ["beyond_cs336"], _context(out)
+    assert failed[0]["name"].startswith("Beyond CS336") and "vocab layout" in failed[0]["name"], failed[0]["name"]
 
 
 def test_the_selection_calls_every_adapter_function_and_touches_every_group(graded):
@@ -288,6 +329,15 @@ def test_a_cs336_adapters_file_lacking_adapters_counts_them_as_not_implemented(t
     with pytest.raises(NotImplementedError, match="adapters.run_merge is missing"):
         impl.run_merge([1, 2], (1, 2), 3)
     assert impl.get_tokenizer({i: bytes([i]) for i in range(256)}, [], None).encode("hi") == [104, 105]
+
+
+def test_stand_ins_stay_out_of_sys_modules_once_the_submission_is_loaded(tmp_path):
+    # pytest.approx looks numpy up in sys.modules: a stand-in there would break it
+    impl = Implementation(LocalBackend("student", build("cs336", tmp_path / "sub")))
+    assert impl.get_tokenizer({i: bytes([i]) for i in range(256)}, [], None).encode("hi") == [104, 105]
+    assert not [n for n, m in sys.modules.items() if "stand-in" in repr(getattr(m, "__getattr__", ""))
+                or type(m).__name__ == "_StandInModule"]
+    assert 0.1 + 0.2 == pytest.approx(0.3)
 
 
 def test_code_that_uses_a_missing_package_fails_naming_it(tmp_path):

@@ -16,10 +16,10 @@ from torch import Tensor
 from cs336_basics.bpe_tokenizer import BPETokenizer
 from cs336_basics.train_bpe import train_bpe
 from cs336_basics import nn_utils  # noqa: F401  (imports torch itself)
-from cs336_basics import (
-    ByteTokenizer, CharacterTokenizer, WordTokenizer, compression_ratio, get_pair_counts, merge, pretokenize,
-    save_tokenizer_files, split_on_special_tokens,
-)
+from cs336_basics.gpt2_files import save_tokenizer_files
+from cs336_basics.pretokenize import pretokenize, split_on_special_tokens
+from cs336_basics.primitives import get_pair_counts, merge
+from cs336_basics.warmup import ByteTokenizer, CharacterTokenizer, WordTokenizer, compression_ratio
 
 
 def run_linear(d_in: int, d_out: int, weights: Float[Tensor, " d_out d_in"], in_features: Float[Tensor, " ... d_in"]) -> Float[Tensor, " ... d_out"]:

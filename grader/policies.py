@@ -1,0 +1,23 @@
+"""Which grading policy grades a submission: a file, a name (``--config cs336``), or, when
+none is given, the one its layout selects (``grading-cs336.yaml`` for a CS336 repository)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from harness import ROOT
+from harness.submission import detect_layout
+
+NAMED_POLICIES = {"default": "grading.yaml", "cs336": "grading-cs336.yaml"}  # --config NAME -> file of the repository
+
+
+def policy_path(config: str | Path | None, submission: Path | None = None) -> Path:
+    """The policy file to grade with: ``config`` (a path, or a name of :data:`NAMED_POLICIES`
+    that is not a file in the current folder); when None, ``grading-cs336.yaml`` for a
+    CS336-layout submission, ``grading.yaml`` otherwise."""
+    if config is None:
+        layout = detect_layout(submission) if submission is not None and Path(submission).is_dir() else None
+        return ROOT / NAMED_POLICIES["cs336" if layout is not None and layout.kind == "CS336" else "default"]
+    if str(config) in NAMED_POLICIES and not Path(config).exists():
+        return ROOT / NAMED_POLICIES[str(config)]
+    return Path(config)

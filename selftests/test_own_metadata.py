@@ -1,0 +1,135 @@
+"""A CS336 repository imports as it does for its author (issue 28): its own package's
+metadata, read from its ``pyproject.toml`` without running its build, is there for
+``importlib.metadata`` in the worker and in-process; packages CS336's starter declares are
+the ``cs336`` extra, and their absence is named on the note line."""
+
+from __future__ import annotations
+
+import importlib.metadata
+import sys
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from grader.grade import CS336_EXTRA, GradeRequest, submission_notes
+from harness import own_metadata
+from harness.impl import ROOT, BrokenImplementation, Implementation, LocalBackend
+
+VERSION_AT_IMPORT = 'import importlib.metadata\n\n__version__ = importlib.metadata.version("{name}")\n'
+
+
+def submission(tmp_path: Path, pyproject: str | None, reads: str = "cs336_basics") -> Path:
+    """A CS336-layout submission whose package reads the version of ``reads`` at import and
+    whose adapters return it from ``get_version`` (through ``run_pretokenize``, an adapter
+    with a list-of-strings result)."""
+    sub = tmp_path / "sub"
+    (sub / "cs336_basics").mkdir(parents=True)
+    (sub / "tests").mkdir()
+    (sub / "cs336_basics" / "__init__.py").write_text(VERSION_AT_IMPORT.format(name=reads))
+    (sub / "tests" / "adapters.py").write_text(
+        "import cs336_basics\n\n\ndef run_pretokenize(text):\n    return [cs336_basics.__version__]\n"
+    )
+    if pyproject is not None:
+        (sub / "pyproject.toml").write_text(pyproject)
+    return sub
+
+
+def version_seen(sub: Path, isolate: bool) -> str:
+    if isolate:
+        from sandbox.backend import WorkerBackend
+
+        backend = WorkerBackend("student", sub)
+        try:
+            return Implementation(backend).run_pretokenize("x")[0]
+        finally:
+            backend.close()
+    return Implementation(LocalBackend("student", sub)).run_pretokenize("x")[0]
+
+
+PYPROJECTS = {
+    "project_table": ('[project]\nname = "cs336_basics"\nversion = "1.0.6"\n', "1.0.6"),
+    "dashed_name": ('[project]\nname = "cs336-basics"\nversion = "25.1"\n', "25.1"),
+    "dynamic_version": ('[project]\nname = "cs336_basics"\ndynamic = ["version"]\n', own_metadata.NO_VERSION),
+    "poetry_table": ('[tool.poetry]\nname = "cs336_basics"\nversion = "0.3.0"\n', "0.3.0"),
+}
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="isolated workers need Linux")
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+@pytest.mark.parametrize("pyproject, version", list(PYPROJECTS.values()), ids=list(PYPROJECTS))
+def test_a_package_reading_its_own_version_at_import_gets_its_pyproject_version(tmp_path, isolate, pyproject, version):
+    assert version_seen(submission(tmp_path, pyproject), isolate) == version
+
+
+@pytest.mark.parametrize("pyproject", [None, "[project\nname = 'x'\n", '[project]\nversion = "1.0"\n'],
+                         ids=["no_pyproject", "invalid_toml", "no_name"])
+def test_without_a_named_project_the_import_fails_as_it_does_uninstalled_at_home(tmp_path, pyproject):
+    sub = submission(tmp_path, pyproject)
+    with pytest.raises(BrokenImplementation, match="PackageNotFoundError"):
+        Implementation(LocalBackend("student", sub)).run_pretokenize("x")
+
+
+def test_only_the_submissions_own_name_is_provided(tmp_path):
+    sub = submission(tmp_path, '[project]\nname = "cs336_basics"\nversion = "1.0.6"\n', reads="cs336_systems")
+    with pytest.raises(BrokenImplementation, match="PackageNotFoundError"):
+        Implementation(LocalBackend("student", sub)).run_pretokenize("x")
+
+
+def test_an_installed_distribution_of_the_same_name_is_found_first(tmp_path):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[project]\nname = "pytest"\nversion = "0.0.1"\n')
+    before = sys.meta_path[:]
+    try:
+        assert own_metadata.provide(str(sub)) == ("pytest", "0.0.1")
+        assert importlib.metadata.version("pytest") == importlib.metadata.distribution("pytest").version != "0.0.1"
+    finally:
+        sys.meta_path[:] = before
+
+
+def test_a_later_submission_replaces_the_earlier_ones_metadata(tmp_path):
+    before = sys.meta_path[:]
+    try:
+        for version in ("1.0", "2.0"):
+            sub = tmp_path / version
+            sub.mkdir()
+            (sub / "pyproject.toml").write_text(f'[project]\nname = "cs336_basics"\nversion = "{version}"\n')
+            own_metadata.provide(str(sub))
+            assert importlib.metadata.version("cs336_basics") == version
+        assert sum(isinstance(f, own_metadata.OwnMetadataFinder) for f in sys.meta_path) == 1
+    finally:
+        sys.meta_path[:] = before
+
+
+def test_the_cs336_extra_lists_the_starters_tokenizer_packages():
+    extras = tomllib.loads((ROOT / "pyproject.toml").read_text())["project"]["optional-dependencies"]
+    names = [req.split(">")[0].split("=")[0].split("<")[0].strip() for req in extras["cs336"]]
+    assert sorted(names) == sorted(CS336_EXTRA)
+    assert "torch" not in names  # torch keeps its stand-in
+
+
+@pytest.mark.parametrize("missing, hint", [(["psutil", "torch"], True), (["torch", "jaxtyping"], False)], ids=["psutil", "torch"])
+def test_a_missing_starter_package_is_named_with_the_extra_that_installs_it(missing, hint):
+    (line,) = submission_notes(GradeRequest(), {"stand_ins": missing})
+    assert line.startswith(f"not installed where grading runs: {', '.join(missing)} ")
+    assert ("psutil: declared by CS336's starter, installed by `pip install -e .[cs336]`" in line) is hint, line
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="isolated workers need Linux")
+def test_with_the_cs336_extra_installed_memory_logging_with_psutil_works_in_the_worker(tmp_path):
+    pytest.importorskip("psutil", reason="the cs336 extra is not installed here")
+    from sandbox.backend import WorkerBackend
+
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "adapters.py").write_text(
+        "import os\n\nimport psutil\n\n\ndef run_pretokenize(text):\n"
+        "    rss = psutil.Process(os.getpid()).memory_info().rss\n    return [text, str(rss > 0)]\n"
+    )
+    backend = WorkerBackend("student", sub)
+    try:
+        assert Implementation(backend).run_pretokenize("x") == ["x", "True"]
+        assert backend.facts.get("stand_ins") in (None, [])
+    finally:
+        backend.close()
