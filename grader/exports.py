@@ -5,10 +5,13 @@ earlier one."""
 
 from __future__ import annotations
 
+import ast
 import re
 import shutil
 import tomllib
 from pathlib import Path
+
+from harness import ROOT
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
 PYTHON_VERSION = "3.11"
@@ -77,3 +80,14 @@ def clear_folder(out: Path) -> None:
             shutil.rmtree(entry)
         else:
             entry.unlink()
+
+
+def student_parts(root: Path = ROOT) -> dict[str, int]:
+    """Module name -> part number, from the ``* Part N, ...: ``x.py``...`` lines of
+    ``student/__init__.py``'s docstring."""
+    doc = ast.get_docstring(ast.parse((root / "student" / "__init__.py").read_text(encoding="utf-8"))) or ""
+    parts: dict[str, int] = {}
+    for number, files in re.findall(r"Part (\d+)\b[^:\n]*:(.*)", doc):
+        for name in re.findall(r"``(\w+)\.py``", files):
+            parts[name] = int(number)
+    return parts

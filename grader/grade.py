@@ -25,9 +25,10 @@ from harness.childenv import child_env
 from sandbox import leftovers
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
+from .guide import look_here
 from .policies import policy_path
 from .journal import journal_path, replay
-from .results import failure_json, gradescope_json, plain_report, score_report, table, top_failures, write_json, write_junit
+from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 STOP_GRACE = 5.0  # seconds the test run gets to stop its workers when stopped (then SIGKILL)
@@ -330,7 +331,7 @@ def _write_results(req: GradeRequest, config: Config, report: dict, code: int | 
     if req.report:
         write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes, grader_peak_mb=report.get("peak_rss_mb")))
     _say(req, output)
-    worst = top_failures(groups)
+    worst = look_here(groups)
     if worst:
         _say(req, "\n" + worst + "\n")
     _say(req, f"results: {req.results}" + (f", junit: {req.junit}" if req.junit else ""))

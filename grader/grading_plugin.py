@@ -65,6 +65,9 @@ class GradingSession:
         self.tests: dict[str, dict] = {}
         self.error: str | None = None
         self.remaining: dict[str, int] = {}
+        self.order: list[str] = []  # the groups of this run in policy order: their progress lines' order
+        self.said = 0  # progress lines printed so far (the first groups of self.order)
+        self.visible_ended = 0  # visible tests finished
         self.started = time.monotonic()
         self.journal = Journal(self.report_path)
         self.saw_hidden = False  # a test with hidden feedback ran since the workers started
@@ -121,8 +124,17 @@ class GradingSession:
             }
             self.remaining[group.name] = self.remaining.get(group.name, 0) + 1
         # visible tests first: a worker never learns hidden inputs before a test whose
-        # feedback the student sees (see pytest_runtest_setup for the guard)
-        items.sort(key=lambda item: self.tests[item.nodeid]["visibility"] != "visible")
+        # feedback the student sees (see pytest_runtest_setup for the guard); the others by
+        # group in policy order, so that the groups finish (and are reported) in that order
+        index = {g.name: i for i, g in enumerate(self.policy.groups)}
+        self.order = sorted(self.remaining, key=index.__getitem__)
+
+        def phase(item: pytest.Item) -> tuple[bool, int]:
+            test = self.tests[item.nodeid]
+            hidden = test["visibility"] != "visible"
+            return hidden, index[test["group"]] if hidden else 0
+
+        items.sort(key=phase)
         self.write(incomplete=True)
         # what imports and collection made lives until the run ends: out of the collector's
         # sight, each of its full passes during the tests (and pytest's five at the end) no
@@ -164,10 +176,29 @@ class GradingSession:
         if report.when == "teardown":
             self.journal.add(test)
             self.remaining[test["group"]] -= 1
-            if self.remaining[test["group"]] == 0:
-                done = [t for t in self.tests.values() if t["group"] == test["group"]]
-                passed = sum(t["outcome"] == "passed" for t in done)
-                print(f"[grade] {test['group']}: {passed}/{len(done)} passed", file=sys.stderr, flush=True)
+            self._say_groups_done()
+            if test["visibility"] == "visible":
+                self._say_visible_done()
+
+    def _say_groups_done(self) -> None:
+        """A progress line for each finished group, in policy order (one waits for the groups
+        before it), named by its title as in grade's table."""
+        titles = {g.name: g.title for g in self.policy.groups}
+        while self.said < len(self.order) and self.remaining[self.order[self.said]] == 0:
+            group = self.order[self.said]
+            done = [t for t in self.tests.values() if t["group"] == group]
+            passed = sum(t["outcome"] == "passed" for t in done)
+            print(f"[grade] {titles[group]}: {passed}/{len(done)} cases passed", file=sys.stderr, flush=True)
+            self.said += 1
+
+    def _say_visible_done(self) -> None:
+        """Once the last visible test ended, before the others: how the visible ones went, if
+        no group could be reported yet (pytest captures what setup hooks print: said here)."""
+        visible = [t for t in self.tests.values() if t["visibility"] == "visible"]
+        self.visible_ended += 1
+        if self.visible_ended == len(visible) < len(self.tests) and self.said == 0:
+            passed = sum(t["outcome"] == "passed" for t in visible)
+            print(f"[grade] visible tests: {passed}/{len(visible)} cases passed; the others next", file=sys.stderr, flush=True)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         self.write(exitstatus=int(exitstatus), seconds=time.monotonic() - self.started)

@@ -32,7 +32,7 @@ import yaml
 from harness import ROOT
 from .classroom import PublicGroup, classroom_workflow, public_groups
 from .config import Config, ConfigError, load_config
-from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, render, replaceable
+from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, render, replaceable, student_parts
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
 from .grade import suite_plugin_options
@@ -270,17 +270,6 @@ packages = ["student", "harness"]
 [tool.pytest.ini_options]
 {ini_lines}
 """
-
-
-def student_parts(root: Path = ROOT) -> dict[str, int]:
-    """Module name -> part number, from the ``* Part N, ...: ``x.py``...`` lines of
-    ``student/__init__.py``'s docstring."""
-    doc = ast.get_docstring(ast.parse((root / "student" / "__init__.py").read_text(encoding="utf-8"))) or ""
-    parts: dict[str, int] = {}
-    for number, files in re.findall(r"Part (\d+)\b[^:\n]*:(.*)", doc):
-        for name in re.findall(r"``(\w+)\.py``", files):
-            parts[name] = int(number)
-    return parts
 
 
 def backward_dependencies(root: Path = ROOT) -> list[str]:

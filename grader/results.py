@@ -257,11 +257,11 @@ def table(groups: list[GroupResult]) -> str:
     return "\n".join(lines)
 
 
-def top_failures(groups: list[GroupResult], count: int = 3, max_lines: int = 3, width: int = 160) -> str:
-    """The ``count`` entries that lost the most points, each with its first failing case
-    and the first lines of its first difference (full text: for the instructor's terminal,
-    not for results.json). Empty when nothing lost points."""
-    entries = [e for g in groups for e in g.tests if e.lost_cents > 0]
+def top_failures(groups: list[GroupResult], count: int = 3, max_lines: int = 3, width: int = 160, skip=None) -> str:
+    """The ``count`` entries that lost the most points (``skip``: entries left out), each with
+    its first failing case and the first lines of its first difference (full text: for the
+    instructor's terminal, not for results.json). Empty when nothing lost points."""
+    entries = [e for g in groups for e in g.tests if e.lost_cents > 0 and not (skip and skip(e))]
     worst = sorted(entries, key=lambda e: -e.lost_cents)[:count]
     if not worst:
         return ""

@@ -1,0 +1,66 @@
+"""Where a student should look first, printed by ``grade`` after its table.
+
+With functions still unimplemented (``not implemented: NAME``), the pointer is the earliest
+part that has one (the order of ``student/__init__.py``'s "Part N" list): on the untouched
+stubs, "start with Part 1". The failures that lost the most points follow, among the
+entries whose code exists (an unwritten function is no bug to look at).
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+from harness import ROOT
+from .exports import student_parts
+from .results import GroupResult, top_failures
+
+NOT_IMPLEMENTED = re.compile(r"not implemented: ([A-Za-z_][\w.]*)")
+
+
+def _unwritten(entry) -> set[str]:
+    """The functions an entry's failing cases say are not implemented (empty when any of
+    its failures is something else)."""
+    names = set()
+    for case in entry.failing():
+        found = NOT_IMPLEMENTED.search(str(case.get("output", "")))
+        if not found:
+            return set()
+        names.add(found.group(1))
+    return names
+
+
+def modules_of(root: Path = ROOT) -> dict[str, str]:
+    """Top-level function or class name -> the ``student/`` module defining it."""
+    found: dict[str, str] = {}
+    for path in sorted((root / "student").glob("*.py")):
+        for node in ast.parse(path.read_text(encoding="utf-8")).body:
+            if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+                found.setdefault(node.name, path.stem)
+    return found
+
+
+def where_to_start(groups: list[GroupResult], root: Path = ROOT) -> str:
+    """One line naming the earliest part with unwritten functions (its group's title, the
+    module and the functions), or "" when every function exists."""
+    unwritten = sorted({n for g in groups for e in g.tests for n in _unwritten(e)})
+    if not unwritten:
+        return ""
+    parts, modules = student_parts(root), modules_of(root)
+    placed = [(parts.get(modules.get(n.split(".")[0], ""), 99), modules.get(n.split(".")[0], "?"), n) for n in unwritten]
+    first = min(p for p, _, _ in placed)
+    names = sorted({n for p, _, n in placed if p == first})
+    files = sorted({f"student/{m}.py" for p, m, _ in placed if p == first})
+    title = next((g.title for g in groups if re.match(rf"Part {first}\b", g.title)), f"Part {first}")
+    passed = any(c["outcome"] == "passed" for g in groups for e in g.tests for c in e.cases)
+    lead = "next to write" if passed else "where to start: nothing is implemented yet; begin with"
+    return f"{lead} {title} ({', '.join(files)}: {', '.join(names)})"
+
+
+def look_here(groups: list[GroupResult], root: Path = ROOT) -> str:
+    """The pointer to where to start, then the failures that lost the most points among the
+    entries whose functions exist."""
+    pointer = where_to_start(groups, root)
+    worst = top_failures(groups, skip=lambda e: bool(_unwritten(e)))
+    return "\n\n".join(x for x in (pointer, worst) if x)

@@ -1,0 +1,62 @@
+"""What ``grade`` prints after its table: the earliest part with unwritten functions (the
+order of student/__init__.py's "Part N" list), then the failures that lost the most points
+among the entries whose functions exist."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.config import load_config
+from grader.exports import student_parts
+from grader.guide import look_here, modules_of
+from grader.results import score_report
+
+ROOT = Path(__file__).resolve().parent.parent
+CONFIG = load_config(ROOT / "grading.yaml")
+PARTS = student_parts()
+MODULES = modules_of()
+FILES = {"warmup": "test_warmup", "primitives": "test_primitives", "pretokenize": "test_pretokenize",
+         "train": "test_train_bpe", "tokenizer": "test_tokenizer"}
+
+
+def case(module: str, name: str, outcome: str, output: str = "", weight: float = 1.0) -> dict:
+    group = CONFIG.group_of(f"tests/public/{FILES[module]}.py::{name}", set())
+    return {"nodeid": f"tests/public/{FILES[module]}.py::{name}", "group": group.name, "weight": weight,
+            "visibility": "visible", "outcome": outcome, "output": output, "duration": 0.1, "properties": {}}
+
+
+def unwritten(function: str) -> str:
+    return f"E   NotImplementedError\nnot implemented: {function}"
+
+
+def function_of(module: str) -> str:
+    return next(name for name, m in MODULES.items() if m == module)
+
+
+@pytest.mark.parametrize("done", [(), ("warmup",), ("warmup", "primitives"), ("warmup", "primitives", "pretokenize")])
+def test_the_pointer_names_the_earliest_part_with_unwritten_functions(done):
+    modules = [m for m in FILES if m in PARTS]
+    tests = [case(m, f"test_{m}", "passed" if m in done else "failed", "" if m in done else unwritten(function_of(m)))
+             for m in modules]
+    text = look_here(score_report(CONFIG, {"tests": tests}))
+    first = min(PARTS[m] for m in modules if m not in done)
+    title = next(g.title for g in CONFIG.groups if re.match(rf"Part {first}\b", g.title))
+    lead = "next to write" if done else "where to start: nothing is implemented yet; begin with"
+    assert text.splitlines()[0].startswith(f"{lead} {title} (student/"), text
+    assert "look at these first" not in text
+
+
+def test_failures_worth_a_look_leave_out_unwritten_functions_most_points_lost_first():
+    tests = [case("warmup", "test_a", "failed", "E   AssertionError: ids differ at position 3", weight=1),
+             case("warmup", "test_b", "failed", "E   AssertionError: ids differ at position 1", weight=3),
+             case("warmup", "test_c", "passed"),
+             case("tokenizer", "test_d", "failed", unwritten("Tokenizer.encode"), weight=50)]
+    text = look_here(score_report(CONFIG, {"tests": tests}))
+    pointer, worst = text.split("\n\n")
+    assert pointer.startswith("next to write ") and "Tokenizer.encode" in pointer
+    lost = [float(x) for x in re.findall(r"^\d+\. .*: -([\d.]+) of [\d.]+ points", worst, re.M)]
+    assert "test_d" not in worst and "position 1" in worst.splitlines()[3]
+    assert len(lost) == 2 and lost == sorted(lost, reverse=True)
