@@ -6,7 +6,9 @@ student-side ``harness/`` those need to run under plain ``pytest``, the public f
 of ``grading.yaml``, a ``pyproject.toml`` with ``grading.lock`` (the pinned versions its README
 and workflow install), a README, and a GitHub Classroom workflow. What
 goes in is computed from imports and from ``grading.yaml``, never listed by hand, and the
-export is refused if any function body of ``reference/`` appears in it.
+export is refused if any function body of ``reference/`` appears in it, or if any function
+or class it ships outside ``student/``, tried as the student's implementation, reproduces
+a graded function of the reference (:mod:`grader.solution_search`).
 
 The Classroom workflow comes from :mod:`grader.classroom`; ``--gradescope`` writes
 Gradescope's autograder zip (:mod:`grader.gradescope`); both share :mod:`grader.exports`.
@@ -35,6 +37,7 @@ from .config import Config, ConfigError, load_config
 from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, render, replaceable, student_parts
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
+from .solution_search import describe, solution_functions
 from .grade import suite_plugin_options
 
 # the packages students get: the student-side layer of the harness beside the public tests
@@ -349,7 +352,7 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
         locked(root)  # a lock that pins nothing exactly stops the export
         shutil.copyfile(root / LOCK, stage / LOCK)  # the pinned environment: the README's and the workflow's install
         (stage / "README.md").write_text(handout_readme(groups, config), encoding="utf-8")
-        (stage / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.pytest_cache/\n.hypothesis/\n", encoding="utf-8")
+        (stage / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.pytest_cache/\n.hypothesis/\n.venv/\n", encoding="utf-8")
         workflow = stage / ".github" / "workflows" / "classroom.yml"
         workflow.parent.mkdir(parents=True)
         workflow.write_text(classroom_workflow(groups, collected), encoding="utf-8")
@@ -359,6 +362,11 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
         leaks = solution_leaks(stage, root / "reference")
         if leaks:
             raise HandoutError("the handout would contain solution code:\n  " + "\n  ".join(leaks))
+        tried, solving = solution_functions(stage)
+        if solving:
+            raise HandoutError("the handout would ship working solutions outside student/:\n  " + describe(solving))
+        notes.append(f"function search: none of the {tried} functions and classes shipped outside student/ "
+                     f"reproduces a graded function")
         if replace:
             clear_folder(out)
         out.mkdir(parents=True, exist_ok=True)

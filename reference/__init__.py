@@ -1,6 +1,6 @@
 """Reference solution of the byte-level BPE assignment (the worked solution).
 
-For the simple version of training, read the naive trainer in ``tests/oracles.py``
+For the simple version of training, read the naive trainer in ``tests/hidden/naive.py``
 (``train_bpe``, ``pretoken_counts``, ``train_merges``): the rules written out directly,
 recounting every pair after each merge. ``train_bpe`` here is the same algorithm made
 fast, in three steps:

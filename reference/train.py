@@ -1,4 +1,4 @@
-"""Byte-level BPE training in three steps (``tests/oracles.py``'s naive trainer is the same
+"""Byte-level BPE training in three steps (``tests/hidden/naive.py``'s naive trainer is the same
 algorithm without the bookkeeping that makes it fast):
 
 1. Count: how often each GPT-2 pre-token occurs in the file, special tokens being hard

@@ -92,6 +92,7 @@ def test_handout_has_what_students_need_and_nothing_else(handout):
     assert not {"seed", "isolation", "hidden_visibility", "hidden_output"} & set(public), "grading.yaml keeps grading-only keys"
     config = load_config(ROOT / "grading.yaml")
     assert [(g["name"], g["points"]) for g in public["groups"]] == [(g.name, g.points) for g in config.groups]
+    assert ".venv/" in (handout / ".gitignore").read_text().splitlines(), "the README creates .venv there"
     text = "\n".join((handout / f).read_text(encoding="utf-8", errors="replace") for f in files)
     assert "fixtures/hidden" not in text and "tests/hidden" not in text.replace("tests/hidden_", "")
     hidden_names = [p.name for p in (ROOT / "fixtures" / "hidden").iterdir() if p.suffix == ".txt"]
@@ -172,6 +173,21 @@ def test_no_reference_function_body_appears_in_the_handout(handout, tmp_path):
     source = (ROOT / "reference" / "primitives.py").read_text(encoding="utf-8")
     (planted / "notes.txt").write_text("  ".join(source.split()), encoding="utf-8")  # whitespace changed
     assert any("primitives.py" in leak for leak in solution_leaks(planted))
+
+
+def test_a_function_search_finds_no_solution_outside_student_and_finds_a_planted_one(handout, tmp_path):
+    # every function and class shipped outside student/, tried as the student's implementation
+    # of each graded function; the naive trainer of the hidden tests, planted, is found
+    from grader.solution_search import solution_functions
+
+    planted = tmp_path / "planted"
+    shutil.copytree(handout, planted)
+    shutil.copyfile(ROOT / "tests" / "hidden" / "naive.py", planted / "tests" / "planted_naive.py")
+    tried, found = solution_functions(planted)
+    assert tried > 100, f"the search tried only {tried} functions"
+    where = {f["function"].split(":")[0] for f in found}
+    assert where == {"tests/planted_naive.py"}, f"solutions found outside the planted file: {found}"
+    assert {"train_bpe", "merge", "split_on_special_tokens"} <= {f["graded"] for f in found}, found
 
 
 def test_the_handouts_docstring_examples_hold_for_the_reference(handout, tmp_path, monkeypatch):

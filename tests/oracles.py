@@ -1,25 +1,22 @@
-"""Deliberately naive, obviously-correct oracles for the graded tests.
+"""What the public tests compare with, when no hand-worked value is written out: GPT-2's
+pattern (tiktoken's own constant), pre-token counts that explain a training failure, and
+*checks* of a rule on a result your code returned.
 
-Written from the assignment's rules alone, never from ``reference/`` (nothing here imports
-it): slow, but short enough to check by reading. Use them on inputs of a few KB.
-
-BPE training (Part 4), step by step:
-
-1. cut the text at special tokens (leftmost, longest first) and drop the specials: they are
-   hard boundaries that nothing is learned from;
-2. cut every remaining piece into pre-tokens with GPT-2's pattern, taken from tiktoken;
-3. repeat: count every adjacent pair of symbols in every pre-token (overlapping, weighted by
-   how often the pre-token occurs), take the pair with the highest count, ties going to the
-   greatest ``(bytes, bytes)`` tuple, and merge it everywhere, left to right.
+Nothing here computes a result of a graded function: the checks take your result and say
+which rule it breaks (``None`` when it follows them all), and the trainings on the fixture
+texts are compared with precomputed merges (``fixtures/expected_training.json``).
 """
 
 from __future__ import annotations
 
-import os
+import json
 from collections import Counter
-from collections.abc import Iterable, Mapping
+from collections.abc import Sequence
+from pathlib import Path
 
 import regex
+
+EXPECTED_TRAINING = Path(__file__).resolve().parent.parent / "fixtures" / "expected_training.json"
 
 
 def gpt2_pattern() -> str:
@@ -34,105 +31,72 @@ def gpt2_pattern() -> str:
         return tiktoken.get_encoding("gpt2")._pat_str
 
 
-def split_keeping_specials(text: str, special_tokens) -> list[tuple[str, bool]]:
-    """``text`` cut at special tokens as ``(piece, is_special)``: scanning left to right, a
-    special starting here is taken (the longest where several do), other text is kept."""
-    specials = sorted(set(special_tokens), key=len, reverse=True)
-    pieces, start, i = [], 0, 0
-    while i < len(text):
-        hit = next((s for s in specials if text.startswith(s, i)), None)
-        if hit is None:
-            i += 1
-            continue
-        if i > start:
-            pieces.append((text[start:i], False))
-        pieces.append((hit, True))
-        i = start = i + len(hit)
-    if start < len(text):
-        pieces.append((text[start:], False))
-    return pieces
+def word_counts(text: str, special: str | None = None) -> Counter[bytes]:
+    """How often each GPT-2 pre-token (as UTF-8 bytes) occurs in ``text`` cut at the one
+    special token ``special`` (``str.split``): what a failed training's message uses to say
+    how often each pair occurred at the step where the merges part."""
+    pattern = regex.compile(gpt2_pattern())
+    pieces = text.split(special) if special else [text]
+    return Counter(pre.encode("utf-8") for piece in pieces for pre in pattern.findall(piece))
 
 
-def split_pieces(text: str, special_tokens: Iterable[str]) -> list[str]:
-    """The pieces of :func:`split_keeping_specials`, specials included."""
-    return [piece for piece, _ in split_keeping_specials(text, special_tokens)]
+def expected_training(name: str) -> tuple[str, int | None, int, list[str], list[tuple[bytes, bytes]]]:
+    """``(fixture file, characters used or None for all, vocab_size, special tokens, merges)``
+    of a precomputed training on a fixture text, from ``fixtures/expected_training.json``
+    (written by the course staff's naive trainer, checked against the reference)."""
+    entry = json.loads(EXPECTED_TRAINING.read_text(encoding="utf-8"))[name]
+    merges = [(bytes.fromhex(a), bytes.fromhex(b)) for a, b in entry["merges"]]
+    return entry["file"], entry["n_chars"], entry["vocab_size"], entry["special_tokens"], merges
 
 
-def split_out_specials(text: str, special_tokens: Iterable[str]) -> list[str]:
-    """The text between special tokens (the specials themselves dropped)."""
-    return [piece for piece, special in split_keeping_specials(text, special_tokens) if not special]
+def merge_rule_violation(ids: Sequence[int], pair: tuple[int, int], new_id: int, result: Sequence[int]) -> str | None:
+    """Which rule of ``merge`` ``result`` breaks, for ``new_id`` occurring neither in ``ids``
+    nor in ``pair``; ``None`` if it follows them all. The rules: putting the pair back in
+    place of each ``new_id`` gives ``ids``; no ``pair`` is left side by side; and in a run
+    of a repeated id (pair ``(x, x)``) the pairs are taken from the left."""
+    if new_id in ids or new_id in pair:
+        raise ValueError("merge_rule_violation needs a new_id that is in neither ids nor pair")
+    result = list(result)
+    expanded = [x for token in result for x in (pair if token == new_id else (token,))]
+    if expanded != list(ids):
+        at = next((i for i, (a, b) in enumerate(zip(expanded, ids)) if a != b), min(len(expanded), len(ids)))
+        return (f"putting the pair {pair} back in place of each new id {new_id} should give the input, "
+                f"but they differ at id {at}: the input has {len(ids)} ids, this gives {len(expanded)}")
+    for i in range(len(result) - 1):
+        if (result[i], result[i + 1]) == tuple(pair):
+            return f"the pair {pair} is left unmerged at positions {i}, {i + 1} of the result"
+        if pair[0] == pair[1] and result[i] == pair[0] and result[i + 1] == new_id:
+            return (f"in a run of {pair[0]}s the pairs are taken from the left, but the result has "
+                    f"{pair[0]} before {new_id} at position {i}")
+    return None
 
 
-def merge_ids(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
-    """The merge rule as stated: scan left to right, replace each non-overlapping occurrence."""
-    out, i = [], 0
-    while i < len(ids):
-        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1]:
-            out.append(new_id)
-            i += 2
+def split_rule_violation(text: str, special_tokens: Sequence[str], pieces: Sequence[str]) -> str | None:
+    """Which rule of ``split_on_special_tokens`` ``pieces`` breaks; ``None`` if it follows
+    them all. The rules: the pieces join back to ``text`` and none is empty; a piece equal
+    to a special token is the longest special starting at its position; a text piece
+    contains no position where a special token starts, and two text pieces never follow
+    each other."""
+    pieces = list(pieces)
+    if "" in pieces:
+        return f"piece {pieces.index('')} is empty"
+    if "".join(pieces) != text:
+        return "the pieces do not join back to the text"
+    specials = set(special_tokens)
+    pos, after_text = 0, False
+    for k, piece in enumerate(pieces):
+        if piece in specials:
+            longest = max((s for s in specials if text.startswith(s, pos)), key=len)
+            if longest != piece:
+                return f"piece {k} {piece!r} at character {pos}: the longest special token starting there is {longest!r}"
+            after_text = False
         else:
-            out.append(ids[i])
-            i += 1
-    return out
-
-
-def pretoken_counts(text: str, special_tokens: Iterable[str] = ()) -> Counter[bytes]:
-    """How often each pre-token (as UTF-8 bytes) occurs, specials removed as boundaries."""
-    pattern = gpt2_pattern()
-    counts: Counter[bytes] = Counter()
-    for piece in split_out_specials(text, special_tokens):
-        for pre in regex.findall(pattern, piece):
-            counts[pre.encode("utf-8")] += 1
-    return counts
-
-
-def _merge_word(word: tuple[bytes, ...], pair: tuple[bytes, bytes]) -> tuple[bytes, ...]:
-    out, i = [], 0
-    while i < len(word):
-        if i + 1 < len(word) and (word[i], word[i + 1]) == pair:
-            out.append(word[i] + word[i + 1])
-            i += 2
-        else:
-            out.append(word[i])
-            i += 1
-    return tuple(out)
-
-
-def train_merges(word_counts: Mapping[bytes, int], n_merges: int) -> list[tuple[bytes, bytes]]:
-    """Up to ``n_merges`` merges learned from pre-token counts, recounting from scratch each step."""
-    words = {tuple(bytes([b]) for b in w): n for w, n in word_counts.items()}
-    merges: list[tuple[bytes, bytes]] = []
-    while len(merges) < n_merges:
-        pairs: Counter[tuple[bytes, bytes]] = Counter()
-        for word, n in words.items():
-            for pair in zip(word, word[1:]):
-                pairs[pair] += n
-        if not pairs:
-            break
-        best = max(pairs, key=lambda p: (pairs[p], p))  # count first, then greatest (bytes, bytes)
-        merges.append(best)
-        merged: Counter[tuple[bytes, ...]] = Counter()
-        for word, n in words.items():
-            merged[_merge_word(word, best)] += n
-        words = dict(merged)
-    return merges
-
-
-def train_bpe(
-    text: str, vocab_size: int, special_tokens: list[str]
-) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """The whole training rule on a string: ``(vocab, merges)`` in GPT-2's layout."""
-    special_tokens = list(dict.fromkeys(special_tokens))  # a repeated special counts once
-    n_merges = vocab_size - 256 - len(special_tokens)
-    if n_merges < 0:
-        raise ValueError(f"vocab_size={vocab_size} is too small")
-    merges = train_merges(pretoken_counts(text, special_tokens), n_merges)
-    tokens = [bytes([i]) for i in range(256)] + [a + b for a, b in merges]
-    tokens += [s.encode("utf-8") for s in special_tokens]
-    return dict(enumerate(tokens)), merges
-
-
-def train_bpe_file(path: str | os.PathLike, vocab_size: int, special_tokens: list[str]):
-    """``train_bpe`` on a file read as bytes (so ``\\r\\n`` stays as it is)."""
-    with open(path, "rb") as f:
-        return train_bpe(f.read().decode("utf-8"), vocab_size, special_tokens)
+            if after_text:
+                return f"pieces {k - 1} and {k} are both text: the text between two special tokens is one piece"
+            for j in range(pos, pos + len(piece)):
+                hit = next((s for s in special_tokens if text.startswith(s, j)), None)
+                if hit is not None:
+                    return f"the special token {hit!r} starts at character {j}, inside the text piece {k} {piece!r}"
+            after_text = True
+        pos += len(piece)
+    return None

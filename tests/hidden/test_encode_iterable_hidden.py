@@ -9,7 +9,7 @@ import pytest
 
 from harness.probes import ids_digest
 from tests.streamdiff import assert_stream_ids_equal, explain_file_mismatch
-from tests.oracles import split_keeping_specials
+from tests.hidden.naive import split_keeping_specials
 from tests.conftest import EOT
 
 

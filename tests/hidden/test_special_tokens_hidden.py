@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.oracles import split_pieces as split_oracle
+from tests.hidden.naive import split_pieces as split_oracle
 from tests.diff import assert_items_equal, assert_text_equal
 from tests.conftest import EOT, read_fixture
 from tests.hidden import HIDDEN_FILES

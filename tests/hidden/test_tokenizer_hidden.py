@@ -10,7 +10,7 @@ import pytest
 
 from tests.diff import assert_ids_equal, assert_text_equal
 from tests.conftest import merges_prefix_vocab, tiktoken_for_merges
-from tests.oracles import split_keeping_specials
+from tests.hidden.naive import split_keeping_specials
 from tests.conftest import EOT
 
 

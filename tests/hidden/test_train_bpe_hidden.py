@@ -1,6 +1,6 @@
 """Part 4 (hidden): training a byte-level BPE tokenizer on inputs students have not seen.
 
-Expected values come from the naive trainer in ``tests/oracles.py`` (random and
+Expected values come from the naive trainer in ``tests/hidden/naive.py`` (random and
 hypothesis-generated corpora, random ties) and from the reference solution (the ``ref``
 fixture) on the larger fixture files and a generated Zipf corpus.
 """
@@ -14,8 +14,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.diff import assert_merges_equal
-from tests import oracles
-from tests.public.test_train_bpe import EOT, assert_vocab_tokens, check_against_oracle, train
+from tests.hidden import naive as oracles
+from tests.hidden.naive import check_against_oracle
+from tests.public.test_train_bpe import EOT, assert_vocab_tokens, train
 
 # ---- random corpora against the naive trainer ----------------------------------------------
 

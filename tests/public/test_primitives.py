@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from tests.oracles import merge_ids as merge_oracle
+from tests.oracles import merge_rule_violation
 from tests.diff import assert_items_equal, assert_counts_equal
 
 
@@ -49,12 +49,6 @@ def test_pair_counts_match_a_counter_of_zipped_neighbours(impl, ids):
     assert impl.run_get_pair_counts(ids) == dict(Counter(zip(ids, ids[1:])))
 
 
-# ---- an independent oracle -------------------------------------------------------------
-
-
-
-
-
 
 # ---- merge ------------------------------------------------------------------------------
 
@@ -68,7 +62,10 @@ def test_merge_does_not_modify_its_input(impl, ids, pair):
     before = list(ids)
     result = impl.run_merge(ids, pair, 99)
     assert_items_equal(ids, before, what="input id")
-    assert_items_equal(result, merge_oracle(before, pair, 99), what="id")  # and the merge is done
+    # and something was computed (code that does nothing cannot pass): the pair, when present,
+    # was replaced somewhere; whether exactly right is the other merge tests' rule
+    present = any(p == pair for p in zip(before, before[1:]))
+    assert (99 in result) if present else bool(result), f"merge returned {result!r}: no result to check the input against"
 
 
 @pytest.mark.parametrize(
@@ -132,20 +129,34 @@ def test_merge_accepts_ids_beyond_a_byte(impl):
     assert_items_equal(impl.run_merge(ids, (256, 97), 300), [300, 98, 300], what="id")
 
 
+def check_merge(impl, ids, pair, new_id) -> None:
+    """``merge(ids, pair, new_id)`` follows the rules: with a new id occurring nowhere, the
+    result undoes to the input, leaves no pair side by side and takes runs from the left
+    (:func:`tests.oracles.merge_rule_violation`); with ``new_id`` itself (which may occur in
+    ``ids`` or ``pair``: it is never re-examined) the result is that one with ``new_id`` in
+    place of the fresh id."""
+    __tracebackhide__ = True
+    fresh = max([*ids, *pair, new_id]) + 1
+    with_fresh = impl.run_merge(ids, pair, fresh)
+    broken = merge_rule_violation(ids, pair, fresh, with_fresh)
+    assert broken is None, f"merge({ids!r}, {pair!r}, {fresh}) returned {with_fresh!r}: {broken}"
+    expected = [new_id if x == fresh else x for x in with_fresh]
+    assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what=f"id of merge({ids!r}, {pair!r}, {new_id})")
+
+
 @given(
     st.lists(st.integers(0, 3), max_size=60),
     st.tuples(st.integers(0, 3), st.integers(0, 3)),
     st.integers(0, 6),
 )
-def test_merge_matches_a_left_to_right_scan(impl, ids, pair, new_id):
-    assert_items_equal(impl.run_merge(ids, pair, new_id), merge_oracle(ids, pair, new_id), what="id")
+def test_merge_replaces_every_pair_left_to_right(impl, ids, pair, new_id):
+    check_merge(impl, ids, pair, new_id)
 
 
 @given(st.lists(st.integers(0, 2), min_size=2, max_size=60), st.data())
-def test_merge_of_a_present_pair_matches_a_left_to_right_scan(impl, ids, data):
+def test_merge_of_a_present_pair_replaces_it_left_to_right(impl, ids, data):
     i = data.draw(st.integers(0, len(ids) - 2), label="position of the pair")
-    pair = (ids[i], ids[i + 1])
-    assert_items_equal(impl.run_merge(ids, pair, 1000), merge_oracle(ids, pair, 1000), what="id")
+    check_merge(impl, ids, (ids[i], ids[i + 1]), 1000)
 
 
 # ---- pair counts ------------------------------------------------------------------------

@@ -1,8 +1,8 @@
 """Part 4: training a byte-level BPE tokenizer (``train_bpe``).
 
 Expected merges come from hand-worked examples (the counting is written out next to each),
-from simple rules (layout, boundaries, errors), and from a deliberately naive trainer in
-``tests/oracles.py`` that recounts every pair from scratch at every step.
+from simple rules (layout, boundaries, errors), and, on two fixture texts, from merges
+precomputed by the course staff (``fixtures/expected_training.json``).
 
 Most tests compare the *merges* and the vocabulary as a collection of byte strings; only
 ``test_vocab_layout_bytes_then_merges_then_specials`` checks which id each token gets.
@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from tests.diff import assert_merges_equal
-from tests import oracles
+from tests.oracles import expected_training, word_counts
 from tests.conftest import EOT
 
 
@@ -34,15 +34,19 @@ def write_corpus(tmp_path: Path, text: str | bytes, name: str = "corpus.txt") ->
 
 
 def train(impl, tmp_path: Path, text: str | bytes, vocab_size: int, specials=()):
-    """Write ``text`` to a file in ``tmp_path`` and train on it: ``(vocab, merges)``, whose
-    vocab must hold the 256 bytes, the merges' results and the specials (the layout rule,
-    checked on every training so that properties of the merges alone, which an empty
-    result satisfies, never pass on code that does nothing)."""
+    """Write ``text`` to a file in ``tmp_path`` and train on it: ``(vocab, merges)``. Only
+    the test of each rule checks that rule (the vocabulary's layout has its own tests), so
+    a bug costs the points of its rule and no others."""
     __tracebackhide__ = True
     path = write_corpus(tmp_path, text)
-    vocab, merges = impl.run_train_bpe(str(path), vocab_size, list(specials))
-    assert_vocab_tokens(vocab, expected_tokens(merges, dict.fromkeys(specials)))
-    return vocab, merges
+    return impl.run_train_bpe(str(path), vocab_size, list(specials))
+
+
+def assert_some_merges(merges) -> None:
+    """A property of the merges alone is also true of no merges at all: a test checking one
+    first needs the training to have learned something (code that does nothing scores 0)."""
+    __tracebackhide__ = True
+    assert merges, "training learned no merges, so the rule this test checks cannot be checked"
 
 
 def assert_vocab_tokens(vocab: dict[int, bytes], expected: list[bytes] | dict[int, bytes]) -> None:
@@ -67,15 +71,6 @@ def byte_tokens() -> list[bytes]:
 
 def expected_tokens(merges, specials=()) -> list[bytes]:
     return byte_tokens() + [a + b for a, b in merges] + [s.encode("utf-8") for s in specials]
-
-
-def check_against_oracle(impl, tmp_path: Path, text: str, vocab_size: int, specials: list[str]) -> None:
-    """Train the implementation and the naive oracle on ``text``; merges and vocab agree."""
-    __tracebackhide__ = True
-    vocab, merges = train(impl, tmp_path, text, vocab_size, specials)
-    want_vocab, want_merges = oracles.train_bpe(text, vocab_size, specials)
-    assert_merges_equal(merges, want_merges, word_counts=oracles.pretoken_counts(text, specials))
-    assert_vocab_tokens(vocab, want_vocab)
 
 
 def fixture_sample(fixture_path, name: str, n_chars: int | None = None) -> str:
@@ -146,7 +141,7 @@ SENNRICH_MERGES = [
 )
 def test_hand_worked_merges(impl, tmp_path, text, vocab_size, expected):
     vocab, merges = train(impl, tmp_path, text, vocab_size)
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text))
+    assert_merges_equal(merges, expected, word_counts=word_counts(text))
 
 
 def test_pair_counts_include_overlapping_occurrences(impl, tmp_path):
@@ -156,7 +151,7 @@ def test_pair_counts_include_overlapping_occurrences(impl, tmp_path):
     # Then aaaaa = aa aa a: (aa,aa)=1, (aa,a)=1, and (z,z)=3 -> (z,z).
     text = "aaaaa\nzz\nzz\nzz"
     _, merges = train(impl, tmp_path, text, 256 + 2)
-    assert_merges_equal(merges, [(b"a", b"a"), (b"z", b"z")], word_counts=oracles.pretoken_counts(text))
+    assert_merges_equal(merges, [(b"a", b"a"), (b"z", b"z")], word_counts=word_counts(text))
 
 
 def test_pair_counts_are_weighted_by_pretoken_frequency(impl, tmp_path):
@@ -164,7 +159,7 @@ def test_pair_counts_are_weighted_by_pretoken_frequency(impl, tmp_path):
     # longer and seen first. Then (a,b) (b,c) (c,d) (d,e) tie at 1; the greatest is (d,e).
     text = "xy\nabcde\nxy\nxy"
     _, merges = train(impl, tmp_path, text, 256 + 2)
-    assert_merges_equal(merges, [(b"x", b"y"), (b"d", b"e")], word_counts=oracles.pretoken_counts(text))
+    assert_merges_equal(merges, [(b"x", b"y"), (b"d", b"e")], word_counts=word_counts(text))
 
 
 # ---- ties --------------------------------------------------------------------------------
@@ -199,14 +194,14 @@ TIE_CASES = {
 @pytest.mark.parametrize("text, vocab_size, expected", list(TIE_CASES.values()), ids=list(TIE_CASES))
 def test_ties_go_to_lexicographically_greatest_pair(impl, tmp_path, text, vocab_size, expected):
     _, merges = train(impl, tmp_path, text, vocab_size)
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text))
+    assert_merges_equal(merges, expected, word_counts=word_counts(text))
 
 
 @pytest.mark.parametrize("text", ["ab\ncd", "cd\nab"], ids=["greatest_seen_last", "greatest_seen_first"])
 def test_tie_breaking_does_not_depend_on_order_of_appearance(impl, tmp_path, text):
     # (a,b)=1 and (c,d)=1 whichever comes first in the file: (c,d) is the greater pair.
     _, merges = train(impl, tmp_path, text, 256 + 1)
-    assert_merges_equal(merges, [(b"c", b"d")], word_counts=oracles.pretoken_counts(text))
+    assert_merges_equal(merges, [(b"c", b"d")], word_counts=word_counts(text))
 
 
 # ---- boundaries --------------------------------------------------------------------------
@@ -225,13 +220,14 @@ BOUNDARY_CASES = {
 @pytest.mark.parametrize("text, expected", list(BOUNDARY_CASES.values()), ids=list(BOUNDARY_CASES))
 def test_merges_never_cross_pretoken_boundaries(impl, tmp_path, text, expected):
     _, merges = train(impl, tmp_path, text, 256 + 20)
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text))
+    assert_merges_equal(merges, expected, word_counts=word_counts(text))
 
 
 def test_every_merge_lies_inside_one_pretoken(impl, tmp_path, fixture_path):
     text = fixture_sample(fixture_path, "stories.txt", 3000)
     _, merges = train(impl, tmp_path, text, 256 + 1 + 60, [EOT])
-    pretokens = list(oracles.pretoken_counts(text, [EOT]))
+    assert_some_merges(merges)
+    pretokens = list(word_counts(text, EOT))
     for i, (a, b) in enumerate(merges):
         assert any(a + b in p for p in pretokens), (
             f"merge #{i} {(a, b)!r} makes {a + b!r}, which occurs inside no GPT-2 pre-token "
@@ -252,7 +248,7 @@ SPECIAL_BOUNDARY_CASES = {
 @pytest.mark.parametrize("text, expected", list(SPECIAL_BOUNDARY_CASES.values()), ids=list(SPECIAL_BOUNDARY_CASES))
 def test_special_tokens_are_hard_boundaries(impl, tmp_path, text, expected):
     vocab, merges = train(impl, tmp_path, text, 256 + 1 + len(expected), [EOT])
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text, [EOT]))
+    assert_merges_equal(merges, expected, word_counts=word_counts(text, EOT))
 
 
 def test_special_tokens_are_not_learned_from(impl, tmp_path):
@@ -260,6 +256,7 @@ def test_special_tokens_are_not_learned_from(impl, tmp_path):
     # one of these bytes was learned from the special token's text.
     text = "the cat<|endoftext|>the dog<|endoftext|>" * 10
     vocab, merges = train(impl, tmp_path, text, 256 + 1 + 8, [EOT])
+    assert_some_merges(merges)
     for i, (a, b) in enumerate(merges):
         assert not set(a + b) & set(b"<|>"), f"merge #{i} {(a, b)!r} was learned from the special token's text"
     assert list(vocab.values()).count(EOT.encode()) == 1, "the special token must be in the vocab exactly once"
@@ -284,7 +281,7 @@ METACHAR_CASES = {
 @pytest.mark.parametrize("special, text, expected", list(METACHAR_CASES.values()), ids=list(METACHAR_CASES))
 def test_special_tokens_are_matched_literally(impl, tmp_path, special, text, expected):
     vocab, merges = train(impl, tmp_path, text, 256 + 1 + 10, [special])
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text, [special]))
+    assert_merges_equal(merges, expected, word_counts=word_counts(text, special))
     assert_vocab_tokens(vocab, expected_tokens(expected, [special]))
 
 
@@ -297,7 +294,7 @@ def test_crlf_line_endings_are_kept(impl, tmp_path):
     text = b"ab\r\n\r\n" * 3 + b"ab"
     _, merges = train(impl, tmp_path, text, 256 + 10)
     expected = [(b"a", b"b"), (b"\r", b"\n"), (b"\r\n", b"\r")]
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text.decode()))
+    assert_merges_equal(merges, expected, word_counts=word_counts(text.decode()))
 
 
 # ---- vocabulary ------------------------------------------------------------------------
@@ -336,7 +333,7 @@ def test_repeated_special_token_counts_once(impl, tmp_path):
     text = "the cat<|endoftext|>the cat"
     vocab, merges = train(impl, tmp_path, text, 256 + 4 + 1, [EOT, EOT])
     expected = [(b"t", b"h"), (b"th", b"e"), (b"c", b"a"), (b"ca", b"t")]
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts(text, [EOT]))
+    assert_merges_equal(merges, expected, word_counts=word_counts(text, EOT))
     assert_vocab_tokens(vocab, expected_tokens(expected, [EOT]))
 
 
@@ -344,7 +341,7 @@ def test_training_stops_early_when_no_pair_is_left(impl, tmp_path):
     # "ab", "_ab": (a,b)=2 -> (a,b); (_,ab)=1 -> (_,ab); then each pre-token is one token.
     vocab, merges = train(impl, tmp_path, "ab ab", 1000, [EOT])
     expected = [(b"a", b"b"), (b" ", b"ab")]
-    assert_merges_equal(merges, expected, word_counts=oracles.pretoken_counts("ab ab"))
+    assert_merges_equal(merges, expected, word_counts=word_counts("ab ab"))
     assert_vocab_tokens(vocab, expected_tokens(expected, [EOT]))
 
 
@@ -364,13 +361,27 @@ def test_vocab_size_of_exactly_bytes_plus_specials_gives_no_merges(impl, tmp_pat
 # ---- errors ------------------------------------------------------------------------------
 
 
-def assert_valid_training_works(impl, tmp_path: Path) -> None:
-    """What each rejection test checks first: valid arguments train as the naive oracle does,
-    so code raising ValueError for everything cannot pass a test that expects one."""
-    __tracebackhide__ = True
+def valid_training_must_work_first(impl, tmp_path: Path) -> None:
+    """Shared set-up of the rejection tests: valid arguments must train (return a vocab and
+    some merges), so that code raising ValueError for everything cannot pass a test that
+    expects one. When they do not, the rejection test is skipped, without points: the cause
+    is reported once, by the tests of the training rules (``test_hand_worked_merges`` runs this
+    same training), not again by every rejection rule. Whether the merges are the right ones
+    is not this test's rule."""
     valid = tmp_path / "valid"
     valid.mkdir()
-    check_against_oracle(impl, valid, SENNRICH, 256 + 1 + 4, [EOT])
+    path = write_corpus(valid, SENNRICH)
+    why = None
+    try:
+        vocab, merges = impl.run_train_bpe(str(path), 256 + 1 + 4, [EOT])
+    except Exception as err:  # noqa: BLE001 - any failure of the valid training is the precondition's
+        why = f"it raised {type(err).__name__}: {str(err).splitlines()[0] if str(err) else ''}"
+    else:
+        if not merges or not vocab:
+            why = "it learned no merges"
+    if why is not None:
+        pytest.skip(f"not graded until a valid training works (see test_hand_worked_merges[sennrich_low_lower_newest_widest]): "
+                    f"training {SENNRICH[:20]!r}... with vocab_size=261 and [{EOT!r}]: {why}")
 
 
 @pytest.mark.parametrize(
@@ -379,7 +390,7 @@ def assert_valid_training_works(impl, tmp_path: Path) -> None:
     ids=["255_no_specials", "256_one_special", "257_two_specials", "zero"],
 )
 def test_vocab_size_below_bytes_plus_specials_is_a_value_error(impl, tmp_path, vocab_size, specials):
-    assert_valid_training_works(impl, tmp_path)
+    valid_training_must_work_first(impl, tmp_path)
     path = write_corpus(tmp_path, SENNRICH)
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(path), vocab_size, specials)
@@ -387,7 +398,7 @@ def test_vocab_size_below_bytes_plus_specials_is_a_value_error(impl, tmp_path, v
 
 
 def test_vocab_size_is_checked_before_the_file_is_read(impl, tmp_path):
-    assert_valid_training_works(impl, tmp_path)
+    valid_training_must_work_first(impl, tmp_path)
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(tmp_path / "missing.txt"), 200, [])
     assert names_number(str(err.value), 200), f"a too small vocab_size is reported first, showing 200: {err.value}"
@@ -402,7 +413,7 @@ MISSING_FILE_ERRORS = (ValueError, FileNotFoundError)  # the docstring accepts e
 
 
 def test_missing_file_is_a_value_error_or_file_not_found_naming_it(impl, tmp_path):
-    assert_valid_training_works(impl, tmp_path)
+    valid_training_must_work_first(impl, tmp_path)
     path = tmp_path / "no_such_corpus.txt"
     with pytest.raises(MISSING_FILE_ERRORS) as err:
         impl.run_train_bpe(str(path), 300, [])
@@ -410,7 +421,7 @@ def test_missing_file_is_a_value_error_or_file_not_found_naming_it(impl, tmp_pat
 
 
 def test_directory_is_a_value_error_naming_it(impl, tmp_path):
-    assert_valid_training_works(impl, tmp_path)
+    valid_training_must_work_first(impl, tmp_path)
     path = tmp_path / "corpus_dir"
     path.mkdir()
     with pytest.raises(ValueError) as err:
@@ -419,7 +430,7 @@ def test_directory_is_a_value_error_naming_it(impl, tmp_path):
 
 
 def test_non_utf8_file_is_a_value_error_naming_it(impl, tmp_path):
-    assert_valid_training_works(impl, tmp_path)
+    valid_training_must_work_first(impl, tmp_path)
     path = write_corpus(tmp_path, b"valid start \xff\xfe then latin-1 \xe9t\xe9", name="latin1_corpus.txt")
     with pytest.raises(ValueError) as err:
         impl.run_train_bpe(str(path), 300, [])
@@ -427,7 +438,7 @@ def test_non_utf8_file_is_a_value_error_naming_it(impl, tmp_path):
 
 
 def test_empty_special_token_is_a_value_error(impl, tmp_path):
-    assert_valid_training_works(impl, tmp_path)
+    valid_training_must_work_first(impl, tmp_path)
     path = write_corpus(tmp_path, SENNRICH)
     with pytest.raises(ValueError):
         impl.run_train_bpe(str(path), 300, [""])
@@ -436,6 +447,7 @@ def test_empty_special_token_is_a_value_error(impl, tmp_path):
 @pytest.mark.parametrize("bad_file", ["missing", "directory", "not_utf8"])
 def test_several_problems_at_once_report_one_of_them(impl, tmp_path, bad_file):
     # decided: with an empty special token AND a bad file, either error may come first
+    valid_training_must_work_first(impl, tmp_path)
     path = tmp_path / "corpus.txt"
     if bad_file == "directory":
         path.mkdir()
@@ -445,14 +457,12 @@ def test_several_problems_at_once_report_one_of_them(impl, tmp_path, bad_file):
         impl.run_train_bpe(str(path), 300, [""])
 
 
-# ---- agreement with the naive oracle on real text ------------------------------------------
+# ---- real text: merges precomputed by the course staff --------------------------------------
 
 
-@pytest.mark.parametrize(
-    "name, n_chars, vocab_size, specials",
-    [("stories.txt", 4000, 350, [EOT]), ("multilingual.txt", None, 350, [])],
-    ids=["stories_4k", "multilingual"],
-)
-def test_merges_match_naive_trainer_on_fixture(impl, tmp_path, fixture_path, name, n_chars, vocab_size, specials):
-    text = fixture_sample(fixture_path, name, n_chars)
-    check_against_oracle(impl, tmp_path, text, vocab_size, specials)
+@pytest.mark.parametrize("name", ["stories_4k", "multilingual"])
+def test_training_on_fixture_text_gives_the_expected_merges(impl, tmp_path, fixture_path, name):
+    file, n_chars, vocab_size, specials, expected = expected_training(name)
+    text = fixture_sample(fixture_path, file, n_chars)
+    vocab, merges = train(impl, tmp_path, text, vocab_size, specials)
+    assert_merges_equal(merges, expected, word_counts=word_counts(text, specials[0] if specials else None))
