@@ -29,6 +29,7 @@ import sys
 import tempfile
 import warnings
 import zipfile
+from concurrent.futures import CancelledError
 from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
@@ -42,6 +43,10 @@ _EPOCH = (1980, 1, 1, 0, 0, 0)
 
 class ClusterError(Exception):
     """The cluster cannot grade (unreachable, no workers, another harness, dask missing)."""
+
+
+class Stopped(BaseException):
+    """The batch was stopped and cancelled this grading: no row's error (not an Exception)."""
 
 
 # ---- submissions as data ---------------------------------------------------------------
@@ -233,7 +238,7 @@ class ClusterRunner:
         self.killed_worker = distributed.KilledWorker
         try:
             self.client = distributed.Client(address, timeout=CONNECT_TIMEOUT, set_as_default=False)
-        except (OSError, TimeoutError) as err:
+        except (OSError, TimeoutError, ValueError) as err:  # ValueError: not an address
             raise ClusterError(f"cannot reach the Dask scheduler at {address}: {err}") from None
         self.address = address
         self.config_text = Path(config).read_text(encoding="utf-8")
@@ -270,6 +275,8 @@ class ClusterRunner:
         self.futures.add(future)
         try:
             reply = future.result()
+        except CancelledError:
+            raise Stopped from None
         except self.killed_worker as err:
             raise ClusterError(f"no Dask worker lived to finish it ({str(err).splitlines()[0][:300]})") from None
         finally:

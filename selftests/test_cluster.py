@@ -205,3 +205,15 @@ def test_grade_and_batch_import_neither_dask_nor_copydetect():
             "print(sorted(m for m in ('dask', 'distributed', 'copydetect') if m in sys.modules))")
     out = subprocess.run([sys.executable, "-c", code], cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=60)
     assert out.stdout.strip() == "[]", out.stderr[-2000:]
+
+
+@pytest.mark.parametrize("option, module, extra", [("--scheduler=tcp://127.0.0.1:8786", "distributed", "cluster"),
+                                                  ("--similarity", "copydetect", "similarity")])
+def test_without_the_optional_extra_batch_says_in_one_line_what_to_install(tmp_path, monkeypatch, capsys, option, module, extra):
+    from grader.__main__ import main
+
+    checkout(tmp_path / "subs" / "alice")
+    monkeypatch.setitem(sys.modules, module, None)  # import fails as if not installed
+    assert main(["batch", str(tmp_path / "subs"), "--out", str(tmp_path / "out"), option]) != 0
+    err = capsys.readouterr().err.strip()
+    assert err.count("\n") == 0 and f"pip install -e .[{extra}]" in err, err
