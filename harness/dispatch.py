@@ -11,6 +11,7 @@ from __future__ import annotations
 import importlib.util
 import os
 import sys
+import types
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
@@ -35,9 +36,18 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
     to describe."""
     path = os.path.join(code_dir, adapters)
     provide(code_dir)
+    folder = os.path.dirname(adapters)  # "tests" in a CS336 layout: its relative imports must work
 
     def load() -> ModuleType:
-        spec = importlib.util.spec_from_file_location(module_name, path)
+        name = module_name
+        if folder:  # a package of its own name standing for the folder (never the harness's `tests`)
+            package = types.ModuleType(f"_{module_name}_{folder.replace('/', '_')}")
+            package.__path__ = [os.path.join(code_dir, folder)]
+            for stale in [m for m in sys.modules if m.startswith(package.__name__ + ".")]:  # an earlier submission's
+                del sys.modules[stale]
+            sys.modules[package.__name__] = package
+            name = f"{package.__name__}.{os.path.basename(adapters).removesuffix('.py')}"
+        spec = importlib.util.spec_from_file_location(name, path)
         module = importlib.util.module_from_spec(spec)
         if register:
             sys.modules[module_name] = module

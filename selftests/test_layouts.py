@@ -340,6 +340,27 @@ def test_stand_ins_stay_out_of_sys_modules_once_the_submission_is_loaded(tmp_pat
     assert 0.1 + 0.2 == pytest.approx(0.3)
 
 
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_a_cs336_adapters_file_may_import_its_neighbours_relatively(tmp_path, isolate):
+    # CS336's tests/ is a package (its tests import `.adapters`); students' adapters import
+    # helpers beside them (`from .common import ...`), two submissions in a row each their own
+    results = []
+    for n in (1, 2):
+        sub = build("cs336", tmp_path / f"sub{n}")
+        (sub / "tests" / "common.py").write_text(f"MARK = 'submission {n}'\n")
+        with open(sub / "tests" / "adapters.py", "a") as f:
+            f.write("\n\nfrom .common import MARK\n\n\ndef run_pretokenize(text):\n    return [MARK]\n")
+        from sandbox.backend import WorkerBackend
+
+        backend = WorkerBackend("student", sub) if isolate else LocalBackend("student", sub)
+        try:
+            results += Implementation(backend).run_pretokenize("x")
+        finally:
+            if isolate:
+                backend.close()
+    assert results == ["submission 1", "submission 2"]
+
+
 def test_code_that_uses_a_missing_package_fails_naming_it(tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
