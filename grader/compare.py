@@ -31,7 +31,8 @@ from harness import ROOT
 from harness.childenv import child_env
 from .feedback import KNOWN_BUG, first_divergence
 
-MAX_TERMINAL_LINES = 78  # with the `html:` line, the default output of one submission stays under 80 lines
+TERMINAL_LIMIT = 80  # the default terminal output of one submission stays under this many lines
+MAX_TERMINAL_LINES = TERMINAL_LIMIT - 2  # the `html:` line may follow
 WIDTH = 150  # characters of a terminal line of failure text
 
 

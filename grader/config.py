@@ -111,7 +111,8 @@ class _Doc:
         return self.node.start_mark.line + 1
 
     def fail(self, problem: str, fix: str) -> ConfigError:
-        return ConfigError(f"{self.path}:{self.line}: {self.where}: {problem}; {fix}")
+        where = f"{self.where}: " if self.where else ""  # top-level keys have no path
+        return ConfigError(f"{self.path}:{self.line}: {where}{problem}; {fix}")
 
     def mapping(self, allowed: dict[str, str]) -> dict[str, "_Doc"]:
         if not isinstance(self.node, yaml.MappingNode):
@@ -120,7 +121,7 @@ class _Doc:
         for key_node, value_node in self.node.value:
             key = key_node.value
             if key not in allowed:
-                close = [k for k in allowed if k[:3] == str(key)[:3]]
+                close = difflib.get_close_matches(str(key), list(allowed), n=1, cutoff=0.6)
                 hint = f"did you mean {close[0]!r}?" if close else f"allowed keys: {', '.join(sorted(allowed))}"
                 raise _Doc(self.path, key_node, self.where).fail(f"unknown key {key!r}", hint)
             if key in out:

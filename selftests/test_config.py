@@ -116,3 +116,11 @@ def test_misspelt_forbidden_module_is_an_error_naming_the_line_and_the_module_me
 @pytest.mark.parametrize("names", [TOKENIZER_LIBRARIES, ["json", "yaml", "regex"]], ids=["known_libraries", "installed_modules"])
 def test_known_tokenizer_libraries_and_installed_modules_may_be_forbidden(tmp_path, names):
     assert load_config(_forbidding(tmp_path, names)).forbidden_modules == tuple(names)
+
+
+@pytest.mark.parametrize("typo, meant", [("hiden_output", "hidden_output"), ("hidden_visibilty", "hidden_visibility"), ("seeds", "seed")])
+def test_a_misspelt_key_names_the_closest_allowed_one(tmp_path, typo, meant):
+    value = "first_line" if "output" in typo else ("visible" if "visib" in typo else "{policy: fixed}")
+    with pytest.raises(ConfigError) as err:
+        load_config(write(tmp_path, f"{BASE}{typo}: {value}\n"))
+    assert str(err.value).endswith(f"unknown key {typo!r}; did you mean {meant!r}?"), err.value
