@@ -76,12 +76,12 @@ def reference_modules() -> dict[str, str]:
 
 @pytest.fixture(scope="module")
 def klass(tmp_path_factory):
-    """A class: the reference (alice), a disguised copy of it (bob), the naive oracles of
-    tests/oracles.py, written from the rules alone (carol), untouched stubs (dave, erin)."""
+    """A class: the reference (alice), a disguised copy of it (bob), the naive solution of
+    tests/hidden/naive.py, written from the rules alone (carol), untouched stubs (dave, erin)."""
     folder = tmp_path_factory.mktemp("similarity") / "submissions"
     submission(folder / "alice", reference_modules())
     submission(folder / "bob", {f"mod{i}.py": disguise(code) for i, code in enumerate(reference_modules().values())})
-    submission(folder / "carol", {"train.py": (ROOT / "tests" / "oracles.py").read_text(encoding="utf-8")})
+    submission(folder / "carol", {"train.py": (ROOT / "tests" / "hidden" / "naive.py").read_text(encoding="utf-8")})
     submission(folder / "dave", {})
     submission(folder / "erin", {})
     subs, _ = discover(folder)
