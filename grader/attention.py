@@ -17,6 +17,8 @@ LIMITS = (
     ("output limit", "[output truncated:"),
     ("reply limit", "sent a reply"),
     ("grading time limit", "grading stopped after"),
+    ("time budget", "the grading's time budget of"),  # grader/grading_plugin.py: not reached, not finished
+    ("not called again", "tests in a row; this test calls it"),  # harness/breaker.py
     ("worker died", "the worker running your code died"),
     ("worker exited", "the worker running your code exited"),
     ("worker stopped answering", "the worker running your code stopped answering"),

@@ -5,8 +5,10 @@ Each entry of the folder is one student: a sub-folder laid out like this reposit
 a ``.zip`` of one (extracted safely: no absolute paths, ``..``, links or devices, a cap on
 size and file count). Odd or colliding names get safe, distinct ones (said in the notes). Every submission is
 copied into ``OUT/work/<student>`` and graded by ``python -m grader grade`` in its own
-process (so with its own isolated workers and its own ``--max-time``), several at once.
-Whatever one submission does costs only its own row.
+process (so with its own isolated workers and its own time budget: ``grading.yaml``
+``budget``, or ``--max-time``), several at once. Whatever one submission does costs only its
+own row; the summary lists who used up the budget. SIGTERM or SIGINT stops the batch: each
+grading under way is stopped and writes its results from the tests it finished.
 
 Writes ``OUT/grades.csv`` (student, total, one column per group; sorted by student),
 ``OUT/results/<student>.json`` (Gradescope results), ``OUT/reports/<student>.json`` (the
@@ -24,6 +26,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
@@ -39,14 +42,20 @@ from .intake import Rejected, Submission, copy_folder, discover, safe_extract, u
 from .results import failure_json, write_json
 
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
+STOP_WAIT = 15.0  # seconds the grade commands get to write their results when the batch is stopped
 
 
 RUNNING: set[int] = set()  # process groups of the grade commands under way
+STOPPING = threading.Event()  # the batch got SIGTERM or SIGINT: each grade command under way is stopped too
 
 
 def _kill_group(pid: int) -> None:
+    _signal_group(pid, signal.SIGKILL)
+
+
+def _signal_group(pid: int, signum: int) -> None:
     try:
-        os.killpg(pid, signal.SIGKILL)
+        os.killpg(pid, signum)
     except (ProcessLookupError, PermissionError):
         pass
 
@@ -62,6 +71,7 @@ class Row:
     tests: dict[str, str] = field(default_factory=dict)  # test name -> passed/failed
     possible: float | None = None  # points of the groups graded (all of them unless --tests)
     attention: Attention = field(default_factory=Attention)  # limits hit, errors, known bugs
+    budget_used_up: bool = False  # grading stopped at its time budget: tests not reached score 0
 
 
 @dataclass
@@ -70,7 +80,7 @@ class BatchOptions:
     config: Path = ROOT / "grading.yaml"
     jobs: int = os.cpu_count() or 1
     force: bool = False
-    max_time: float = 1800.0
+    max_time: float | None = None  # each grading's time budget (default: grading.yaml's `budget`)
     tests: list[str] | None = None
     quiet: bool = False
     scheduler: str | None = None  # a Dask scheduler's address: grade there (grader.cluster)
@@ -108,6 +118,7 @@ def row_from_results(student: str, results: dict, seconds: float | None = None, 
     if not results.get("tests") and output.startswith("Grading failed"):
         row.error = output.removeprefix("Grading failed: ")
     row.attention = from_report(report, row.error)
+    row.budget_used_up = bool(report and report.get("budget_used_up"))
     return row
 
 
@@ -118,7 +129,7 @@ def grade_one(sub: Submission, opts: BatchOptions, run=None) -> Row:
     report_path = opts.out / "reports" / f"{sub.student}.json"
     if not opts.force and results_path.exists() and results_path.stat().st_mtime > sub.mtime():
         results = _read(results_path)
-        if results is not None:  # else unreadable: grade again
+        if results is not None and not (_read(report_path) or {}).get("stopped"):  # else unreadable or stopped: grade again
             row = row_from_results(sub.student, results, report=_read(report_path))
             row.skipped = True
             return row
@@ -183,6 +194,8 @@ def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opt
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
         RUNNING.add(proc.pid)
+        if STOPPING.is_set():  # started as the batch was being stopped
+            _signal_group(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=opts.max_time + GRACE)
         except subprocess.TimeoutExpired:
@@ -263,6 +276,10 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
     timed = sorted((r for r in rows if not r.skipped), key=lambda r: -r.seconds)[:5]
     if timed:
         lines += ["", "slowest submissions:"] + [f"  {r.seconds:7.1f} s  {r.student}" for r in timed]
+    used_up = [r for r in rows if r.budget_used_up]
+    if used_up:
+        lines += ["", f"used up their time budget (tests not reached score 0; grading.yaml `budget`): {len(used_up)}"]
+        lines += [f"  {r.student}: {r.total:g} in {r.seconds:.0f} s" for r in used_up]
     failed = [r for r in rows if r.error is not None]
     if failed:
         lines += ["", "could not be graded:"] + [f"  {r.student}: {r.error}" for r in failed]
@@ -274,8 +291,30 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
     return "\n".join(lines)
 
 
+class _Interrupted(BaseException):
+    def __init__(self, signum: int) -> None:
+        super().__init__(signum)
+        self.signum = signum
+
+
 def _interrupted(signum, frame):
-    raise KeyboardInterrupt
+    raise _Interrupted(signum)
+
+
+def _stop_gradings(futures: list) -> None:
+    """The batch was stopped: no grading starts any more; each one under way gets SIGTERM
+    (its grade command writes its results from the tests it finished) and, after
+    ``STOP_WAIT`` seconds, SIGKILL."""
+    STOPPING.set()
+    for future in futures:
+        future.cancel()
+    for pid in list(RUNNING):
+        _signal_group(pid, signal.SIGTERM)
+    until = time.monotonic() + STOP_WAIT
+    while RUNNING and time.monotonic() < until:
+        time.sleep(0.1)
+    for pid in list(RUNNING):
+        _kill_group(pid)
 
 
 def _start(opts: BatchOptions, config: Config):
@@ -296,6 +335,33 @@ def _start(opts: BatchOptions, config: Config):
     return None, 0
 
 
+def _grade_all(submissions: list[Submission], one, jobs: int, runner) -> list[Row] | int:
+    """``one`` on every submission, ``jobs`` at a time: the rows by student; or, when SIGTERM
+    or SIGINT stopped the batch, its exit status (128 + the signal) once the gradings under
+    way were stopped (:func:`_stop_gradings`)."""
+    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGTERM, signal.SIGINT)}
+    pool = ThreadPoolExecutor(max_workers=jobs)
+    futures = []
+    try:
+        futures = [pool.submit(one, sub) for sub in submissions]
+        rows = sorted((f.result() for f in futures), key=lambda r: r.student)
+    except _Interrupted as stop:  # stop: no grade process outlives the batch
+        for sig in previous:
+            signal.signal(sig, signal.SIG_IGN)
+        _stop_gradings(futures)
+        pool.shutdown(wait=False, cancel_futures=True)
+        print("batch: interrupted; the gradings under way were stopped and wrote their results from the tests they "
+              "finished (a re-run grades them again); finished ones are kept (a re-run skips them)", file=sys.stderr)
+        return 128 + stop.signum
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+        if runner:
+            runner.close()
+    pool.shutdown()
+    return rows
+
+
 def run_batch(folder: Path, opts: BatchOptions) -> int:
     try:
         config = load_config(opts.config)
@@ -303,6 +369,8 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
         print(f"batch: {err}", file=sys.stderr)
         return 2
     opts.config = Path(opts.config).resolve()
+    if opts.max_time is None:
+        opts.max_time = config.budget
     opts.out = Path(opts.out).resolve()
     if not folder.is_dir():
         print(f"batch: {folder} is not a folder", file=sys.stderr)
@@ -321,6 +389,7 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
     for sub in ("results", "reports", "work", "logs"):
         (opts.out / sub).mkdir(parents=True, exist_ok=True)
     jobs = max(1, min(runner.in_flight(opts.jobs) if runner else opts.jobs, len(submissions)))
+    STOPPING.clear()
     if not opts.quiet:
         where = f" on the Dask cluster at {opts.scheduler}" if runner else ""
         print(f"batch: grading {len(submissions)} submissions, {jobs} at a time{where}", flush=True)
@@ -335,21 +404,9 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
             print(f"  {row.student}: {row.total:g} ({state})", flush=True)
         return row
 
-    previous = signal.signal(signal.SIGTERM, _interrupted)
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    try:
-        rows = sorted(pool.map(one, submissions), key=lambda r: r.student)
-    except KeyboardInterrupt:  # stop: no grade process outlives the batch
-        pool.shutdown(wait=False, cancel_futures=True)
-        for pid in list(RUNNING):
-            _kill_group(pid)
-        print("batch: interrupted; results written so far are kept (a re-run skips them)", file=sys.stderr)
-        return 130
-    finally:
-        signal.signal(signal.SIGTERM, previous)
-        if runner:
-            runner.close()
-    pool.shutdown()
+    rows = _grade_all(submissions, one, jobs, runner)
+    if isinstance(rows, int):
+        return rows
     write_csv(opts.out / "grades.csv", rows, config)
     (opts.out / "summary.txt").write_text(summary(rows, config, notes) + "\n", encoding="utf-8")
     print(summary(rows, config, notes, max_pass_lines=15))

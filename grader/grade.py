@@ -33,6 +33,10 @@ from .results import failure_json, gradescope_json, plain_report, score_report, 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 STOP_GRACE = 5.0  # seconds the test run gets to stop its workers when stopped (then SIGKILL)
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
+# of the time budget: the last WRAP_UP seconds are for stopping the test run and writing the
+# results; the test run itself aims to end RUN_MARGIN seconds before that (its last test
+# cut short, the rest not reached). Both at most a tenth of the budget.
+WRAP_UP, RUN_MARGIN = STOP_GRACE + 3.0, 10.0
 # the installed pytest plugins the graded suite uses, loaded by name: the test run turns off
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so other installed plugins (anyio,
 # pytest-benchmark, ...) cannot change how tests run, and pytest does not rewrite the asserts
@@ -53,7 +57,7 @@ class GradeRequest:
     junit: Path | None = None
     config: Path | str | None = None  # a path or a policy name; None: chosen by the layout (config.policy_path)
     isolate: bool | None = None  # None: isolate when the isolation backend is available
-    max_time: float = 3600.0
+    max_time: float | None = None  # the grading's time budget, seconds (default: grading.yaml's `budget`)
     quiet: bool = False
     report: Path | None = None  # also write a plain JSON report (durations, full outputs) here
     tests: list[str] | None = None  # test paths / node ids relative to the repository (default: tests)
@@ -103,6 +107,11 @@ def _hold_signals() -> None:
         pass
 
 
+def _share(seconds: float, budget: float) -> float:
+    """``seconds`` of the budget, at most a tenth of it."""
+    return min(seconds, budget / 10)
+
+
 def _say(req: GradeRequest, text: str) -> None:
     if not req.quiet:
         print(text, flush=True)
@@ -141,23 +150,28 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, pat
 
 
 def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float) -> int | str:
-    """Run the pytest command; its exit status, or why it was stopped (at ``req.max_time``,
-    or by a signal to ``grade``): SIGTERM first (the grading plugin then stops its workers
+    """Run the pytest command; its exit status, or why it was stopped (at the end of the time
+    budget ``req.max_time`` less its wrap-up, or by a signal to ``grade``): SIGTERM first (the grading plugin then stops its workers
     and removes their sandboxes), SIGKILL after ``STOP_GRACE`` seconds."""
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
-        return proc.wait(timeout=max(0.0, started + req.max_time - time.monotonic()))
+        return proc.wait(timeout=max(0.0, started + req.max_time - _share(WRAP_UP, req.max_time) - time.monotonic()))
     except subprocess.TimeoutExpired:
         _stop(proc)
-        return f"grading stopped after {req.max_time:g} s"
+        return run_stopped_at_budget(req)
     except Stopped as stop:
         _stop(proc)
         return f"grading stopped by {stop.name} after {time.monotonic() - started:.0f} s"
     except BaseException:
         _stop(proc)
         raise
+
+
+def run_stopped_at_budget(req: GradeRequest) -> str:
+    """Why a test run stopped by ``grade`` at the end of the time budget was stopped."""
+    return f"grading stopped after {req.max_time:g} s, its time budget"
 
 
 def _stop(proc: subprocess.Popen) -> None:
@@ -235,6 +249,8 @@ def _grade(req: GradeRequest, started: float) -> int:
         config = load_config(req.config)
     except ConfigError as err:
         return fail(req, str(err), EXIT_CONFIG, started)
+    if req.max_time is None:
+        req.max_time = config.budget
     refused = _refuse(req, config, started)
     if refused is not None:
         return refused
@@ -286,6 +302,8 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
         report_path = Path(tmp) / "report.json"
         cmd = pytest_command(req, write_policy(config, Path(tmp) / "policy.pickle"), report_path, seed, config.paths)
         cmd += ["--basetemp", str(Path(tmp) / "pytest")]  # the tests' files go with the rest
+        run_ends = started + req.max_time - _share(WRAP_UP, req.max_time) - _share(RUN_MARGIN, req.max_time)
+        cmd += ["--grading-deadline", f"{time.time() + run_ends - time.monotonic():.3f}", "--grading-budget", f"{req.max_time:g}"]
         env[leftovers.STATE_ENV] = tmp
         with open(log_path, "w", encoding="utf-8") as log:
             try:
@@ -307,6 +325,18 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     return code, report, Path(tmp)
 
 
+def time_notes(report: dict) -> list[str]:
+    """What the circuit breaker did (:mod:`harness.breaker`): ``run_merge timed out on 3 tests
+    in a row; the 40 other tests that call it were not run``, one line per function."""
+    skipped: dict[str, int] = {}
+    for test in report.get("tests", []):
+        summary = test.get("properties", {}).get("not_called")
+        if type(summary) is str:
+            skipped[summary] = skipped.get(summary, 0) + 1
+    return [f"{summary}; " + (f"the {n} other tests that call it were not run" if n != 1 else "the 1 other test that calls it was not run")
+            for summary, n in skipped.items()]
+
+
 def _write_results(req: GradeRequest, config: Config, report: dict, code: int | str, seed: int, scrub, started: float) -> int:
     """Score the report, write the results files and print the summary."""
     groups = score_report(config, report)
@@ -319,17 +349,23 @@ def _write_results(req: GradeRequest, config: Config, report: dict, code: int | 
     notes += submission_notes(req, report.get("submission"))
     if report.get("isolation"):
         notes.append(f"isolation: {report['isolation']}")
+    notes += time_notes(report)
     if isinstance(code, str):
         notes.append(f"{code}; tests not run score 0")
     elif report.get("incomplete"):
         notes.append("the test run stopped early; tests not run score 0")
+    elif any(t.get("properties", {}).get("not_reached") for t in report.get("tests", [])):
+        notes.append(f"grading stopped after {req.max_time:g} s, its time budget; tests not reached score 0")
     output = scrub(summary + "\n" + "; ".join(notes))
     elapsed = time.monotonic() - started
     write_json(req.results, gradescope_json(groups, elapsed, output))
     if req.junit:
         write_junit(req.junit, groups)
     if req.report:
-        write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes, grader_peak_mb=report.get("peak_rss_mb")))
+        used_up = code == run_stopped_at_budget(req) or any(t.get("properties", {}).get("not_reached") for t in report.get("tests", []))
+        write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes, grader_peak_mb=report.get("peak_rss_mb"),
+                                            budget=req.max_time, budget_used_up=used_up,
+                                            stopped=code if isinstance(code, str) and not used_up else None))
     _say(req, output)
     worst = look_here(groups)
     if worst:

@@ -14,19 +14,19 @@ from harness import ROOT
 from .exports import LOCK, PYTHON_VERSION, locked, render
 
 
-def gradescope_files(root: Path = ROOT, max_time: float = 1500) -> dict[str, str]:
+def gradescope_files(root: Path = ROOT) -> dict[str, str]:
     """The generated scripts of the autograder zip."""
     deps = " ".join(shlex.quote(d) for d in locked(root))
     return {
         "setup.sh": render("setup.sh", dependencies=deps, python=PYTHON_VERSION),
-        "run_autograder": render("run_autograder", max_time=f"{max_time:g}"),
+        "run_autograder": render("run_autograder"),
     }
 
 
-def export_gradescope(zip_path: Path, root: Path = ROOT, max_time: float = 1500) -> list[str]:
+def export_gradescope(zip_path: Path, root: Path = ROOT) -> list[str]:
     """Write Gradescope's autograder zip (bundling ``root``'s grading.yaml, which the caller
     has loaded: a broken policy is never bundled); returns its member names."""
-    members: dict[str, Path | str] = dict(gradescope_files(root, max_time))
+    members: dict[str, Path | str] = dict(gradescope_files(root))
     # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
     for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
         for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:

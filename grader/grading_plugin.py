@@ -8,7 +8,13 @@ or a ``grading.yaml`` (``--grading-config``). The policy goes to ``config.stash[
 ``grading.yaml``'s selections match the collected tests before any test runs, gives each
 test its timeout, and writes every test's outcome to ``--grading-report`` as JSON: the
 whole report after collection and at the end, and each finished test's entry in between to
-its journal (:mod:`grader.journal`), so that a run stopped early keeps what was graded. SIGTERM (what ``grade`` sends when
+its journal (:mod:`grader.journal`), so that a run stopped early keeps what was graded.
+
+Time: given the grading's deadline (``--grading-deadline``, from ``grade``'s time budget), a
+test never runs past it (its timeout is cut to the time left: if that ends it, it is "not
+finished") and the tests after it are "not reached", each saying so; the circuit breaker
+(:mod:`harness.breaker`, ``grading.yaml`` ``timeouts_in_a_row``) stops calling a function of
+the submission that ran into a limit on that many tests in a row. SIGTERM (what ``grade`` sends when
 it is stopped) and SIGINT stop every worker, remove their sandboxes and end the run at once.
 
 It declares ``pytest_bpe_known_bug`` (:mod:`grader.hooks`) and, in any run, asks it about
@@ -29,6 +35,7 @@ from pathlib import Path
 import pytest
 
 from harness import keys
+from harness.breaker import Breaker, NotCalled
 from sandbox import registry
 
 from . import hooks
@@ -36,6 +43,7 @@ from .config import Config, ConfigError, check_selection, load_config, read_poli
 from .journal import Journal
 
 MAX_OUTPUT = 4000  # characters of failure text kept per test
+MIN_TEST_TIME = 1.0  # seconds: with less left before the deadline, a test is not started
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -43,6 +51,8 @@ def pytest_addoption(parser: pytest.Parser) -> None:
     group.addoption("--grading-config", default=None, help="grading.yaml to apply")
     group.addoption("--grading-policy", default=None, help="the policy the grade command loaded and passed down")
     group.addoption("--grading-report", default=None, help="where to write the JSON report")
+    group.addoption("--grading-deadline", type=float, default=None, help="when the grading must end (seconds since the epoch)")
+    group.addoption("--grading-budget", type=float, default=None, help="the grading's time budget, seconds (named in the tests not reached)")
     group.addoption(
         "--grading-partial", action="store_true", default=False,
         help="a chosen subset of the suite runs: groups (and overrides) with no test in it are left out, not an error",
@@ -71,6 +81,11 @@ class GradingSession:
         self.started = time.monotonic()
         self.journal = Journal(self.report_path)
         self.saw_hidden = False  # a test with hidden feedback ran since the workers started
+        deadline = config.getoption("grading_deadline")
+        self.deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
+        self.budget = config.getoption("grading_budget")
+        self.capped: set[str] = set()  # tests whose timeout was cut to the time left
+        self.breaker = config.stash[keys.BREAKER] = Breaker(policy.timeouts_in_a_row)
         try:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._terminated)
@@ -142,6 +157,41 @@ class GradingSession:
         # a ~1.4 s test run of 10 tests)
         gc.freeze()
 
+    def _budget(self) -> str:
+        return f"the grading's time budget of {self.budget:g} s" if self.budget else "the grading's time"
+
+    @pytest.hookimpl(hookwrapper=True, tryfirst=True, specname="pytest_runtest_protocol")
+    def pytest_cut_timeout_to_deadline(self, item: pytest.Item, nextitem):  # pytest takes only pytest_* names
+        """Outside pytest-timeout's wrapper (which reads the test's limit): a limit that would
+        end past the deadline is cut to the time left."""
+        if self.deadline is not None and item.nodeid in self.tests:
+            left = self.deadline - time.monotonic()
+            marker = item.get_closest_marker("timeout")
+            limit = marker.args[0] if marker is not None and marker.args else None
+            if left >= MIN_TEST_TIME and isinstance(limit, (int, float)) and left < limit:
+                item.add_marker(pytest.mark.timeout(round(left, 1)), append=False)
+                self.capped.add(item.nodeid)
+        yield
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtest_protocol(self, item: pytest.Item, nextitem) -> bool | None:
+        """Past the deadline, a test is not run: it is journaled as not reached, at once."""
+        test = self.tests.get(item.nodeid)
+        if test is None or self.deadline is None or self.deadline - time.monotonic() >= MIN_TEST_TIME:
+            return None
+        test["output"] = f"not reached: {self._budget()} was used up before this test"
+        test["properties"]["not_reached"] = "budget"
+        self._finished(test)
+        return True
+
+    def _finished(self, test: dict) -> None:
+        """``test`` is over: journaled, and its group's count of tests to go updated."""
+        self.journal.add(test)
+        self.remaining[test["group"]] -= 1
+        self._say_groups_done()
+        if test["visibility"] == "visible":
+            self._say_visible_done()
+
     @pytest.hookimpl(tryfirst=True)
     def pytest_runtest_setup(self, item: pytest.Item) -> None:
         test = self.tests.get(item.nodeid)
@@ -162,7 +212,13 @@ class GradingSession:
         test["duration"] += report.duration
         for key, value in report.user_properties:
             test["properties"][key] = value
-        if report.failed:
+        if report.failed and report.nodeid in self.capped and report.longreprtext.startswith("Timeout (>"):
+            test["outcome"] = "not run"  # cut by the deadline, not by its own limit
+            test["output"] = f"not finished: {self._budget()} ran out while this test was running"
+            test["properties"]["not_reached"] = "budget"
+        elif test["properties"].get("not_reached"):
+            pass
+        elif report.failed:
             test["outcome"] = "failed"
             text = report.longreprtext or f"{report.when} failed"
             if report.when != "call":
@@ -174,11 +230,8 @@ class GradingSession:
         elif report.when == "call" and report.passed and test["outcome"] == "not run":
             test["outcome"] = "passed"
         if report.when == "teardown":
-            self.journal.add(test)
-            self.remaining[test["group"]] -= 1
-            self._say_groups_done()
-            if test["visibility"] == "visible":
-                self._say_visible_done()
+            self.breaker.end_test()
+            self._finished(test)
 
     def _say_groups_done(self) -> None:
         """A progress line for each finished group, in policy order (one waits for the groups
@@ -244,6 +297,9 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     outcome = yield
     report = outcome.get_result()
     if not report.failed or call.excinfo is None:
+        return
+    if call.excinfo.errisinstance(NotCalled):  # counted by grade: "the N other tests that call it"
+        report.user_properties.append(("not_called", call.excinfo.value.summary))
         return
     line = _known_bug_line(item, call)
     if line is None:

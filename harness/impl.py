@@ -19,6 +19,7 @@ from types import ModuleType
 from typing import Any, Protocol
 
 from . import values as V
+from .breaker import Breaker
 from .dispatch import Broken, Dispatcher, import_adapters
 from .registry import ADAPTERS, METHODS
 
@@ -126,13 +127,21 @@ class Handle:
         self._impl, self._handle, self._kind, self._made_by = impl, handle, kind, made_by
         self._recipe = recipe or (made_by, ())  # (adapter, args) that made the object
 
+    def _function(self, name: str) -> str:
+        """How the breaker names method ``name`` of this object."""
+        return f"{self._made_by}(...).{name}"
+
     def _call(self, name: str, *args: Any) -> Any:
         __tracebackhide__ = True
+        self._impl.starting(self._function(name))
         try:
             value = self._impl.backend.method(self._handle, name, args)
-        except Exception as err:
-            _record(self._impl, ("method", self._recipe, name, args), err)
+        except BaseException as err:
+            self._impl.ended(self._function(name), err)
+            if isinstance(err, Exception):
+                _record(self._impl, ("method", self._recipe, name, args), err)
             raise
+        self._impl.ended(self._function(name), None)
         _record(self._impl, ("method", self._recipe, name, args), value)
         V.wrong_result(f"{name}(...)", METHODS[self._kind][name], value)
         return value
@@ -147,12 +156,30 @@ class Handle:
 
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         __tracebackhide__ = True
-        for i, item in enumerate(self._impl.backend.stream(self._handle, "encode_iterable", iterable)):
-            V.INT.check(item, f"encode_iterable(...) item {i}")
-            yield item
+        function = self._function("encode_iterable")
+        self._impl.starting(function)
+        try:
+            for i, item in enumerate(self._impl.backend.stream(self._handle, "encode_iterable", iterable)):
+                V.INT.check(item, f"encode_iterable(...) item {i}")
+                yield item
+        except GeneratorExit:  # the test stopped reading: the call ended normally
+            self._impl.ended(function, None)
+            raise
+        except BaseException as err:
+            self._impl.ended(function, err)
+            raise
+        self._impl.ended(function, None)
 
     def probe(self, probe: str, *args: Any) -> Any:
-        return self._impl.backend.probe(probe, self._handle, args)
+        function = self._function("encode_iterable")  # the probes stream through encode_iterable
+        self._impl.starting(function)
+        try:
+            value = self._impl.backend.probe(probe, self._handle, args)
+        except BaseException as err:
+            self._impl.ended(function, err)
+            raise
+        self._impl.ended(function, None)
+        return value
 
     def __repr__(self) -> str:
         return f"<{self._kind} from {self._impl.label}.{self._made_by}>"
@@ -161,22 +188,39 @@ class Handle:
 class Implementation:
     """Adapters by name, with every result checked: ``impl.run_merge([1, 2], (1, 2), 3)``."""
 
-    def __init__(self, backend: Backend, recorder: Callable[[tuple, Any], None] | None = None) -> None:
+    def __init__(self, backend: Backend, recorder: Callable[[tuple, Any], None] | None = None,
+                 breaker: Breaker | None = None) -> None:
         self.backend = backend
         self.label = backend.label
         self.recorder = recorder  # gets each call and its outcome, for the known-bug diagnosis
+        self.breaker = breaker  # stops calling a function that ran into a limit on tests in a row
+
+    def starting(self, function: str) -> None:
+        """A call to ``function`` is about to be made (:class:`~harness.breaker.NotCalled`
+        if the breaker no longer calls it)."""
+        __tracebackhide__ = True
+        if self.breaker is not None:
+            self.breaker.check(function)
+
+    def ended(self, function: str, error: BaseException | None) -> None:
+        """A call to ``function`` returned (``error`` None) or raised ``error``."""
+        if self.breaker is not None:
+            self.breaker.ended(function, error)
 
     def call(self, adapter: str, *args: Any) -> Any:
         __tracebackhide__ = True
         spec = ADAPTERS[adapter]
-        if spec.handle is not None:
-            handle = self.backend.call(adapter, args, True)
-            return Handle(self, handle, spec.handle, adapter, (adapter, args))
+        self.starting(adapter)
         try:
-            value = self.backend.call(adapter, args, False)
-        except Exception as err:
-            _record(self, ("call", adapter, args), err)
+            value = self.backend.call(adapter, args, spec.handle is not None)
+        except BaseException as err:
+            self.ended(adapter, err)
+            if spec.handle is None and isinstance(err, Exception):
+                _record(self, ("call", adapter, args), err)
             raise
+        self.ended(adapter, None)
+        if spec.handle is not None:
+            return Handle(self, value, spec.handle, adapter, (adapter, args))
         _record(self, ("call", adapter, args), value)
         V.wrong_result(f"adapters.{adapter}(...)", spec.shape, value)
         return value

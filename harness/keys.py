@@ -14,6 +14,8 @@ Session state (``config.stash``):
   the live facts of the submission's backend.
 - :data:`CONFINEMENT`: how the submission's worker is isolated (put there by
   ``sandbox.plugin``; absent in-process).
+- :data:`BREAKER`: the circuit breaker of the submission's calls (:mod:`harness.breaker`),
+  put there by the grading plugin; absent in a plain ``pytest`` run.
 
 Test state (``item.stash``): :data:`RECORDS`, the submission's calls during the test's call
 phase with their outcomes (the last 20), when :data:`RECORD_CALLS` asked for them.
@@ -25,6 +27,7 @@ from typing import Any, Protocol
 
 import pytest
 
+from .breaker import Breaker
 from .recording import CallLog
 from .timing import SpeedPolicy
 
@@ -45,3 +48,4 @@ CALL_LOG = pytest.StashKey[CallLog]()
 LOADED = pytest.StashKey[dict[str, object]]()
 CONFINEMENT = pytest.StashKey[str]()
 RECORDS = pytest.StashKey[list]()
+BREAKER = pytest.StashKey[Breaker]()

@@ -22,6 +22,7 @@ import pytest
 
 from . import bounded, hooks, keys, timeouts
 from . import impl as impl_mod
+from .breaker import NotCalled
 from .recording import CallLog
 from .values import WrongResult
 
@@ -98,9 +99,12 @@ def make_backend(config: pytest.Config, which: str) -> impl_mod.Backend:
 
 def implementation(config: pytest.Config, which: str) -> impl_mod.Implementation:
     """The :class:`~harness.impl.Implementation` of ``which``; the submission's records its
-    calls into the session's call log."""
-    recorder = config.stash.get(keys.CALL_LOG, None) if which == "submission" else None
-    return impl_mod.Implementation(make_backend(config, which), recorder=recorder)
+    calls into the session's call log, and goes through the session's circuit breaker when
+    there is one (:data:`harness.keys.BREAKER`)."""
+    if which != "submission":
+        return impl_mod.Implementation(make_backend(config, which))
+    return impl_mod.Implementation(make_backend(config, which), recorder=config.stash.get(keys.CALL_LOG, None),
+                                   breaker=config.stash.get(keys.BREAKER, None))
 
 
 def pytest_report_header(config: pytest.Config) -> list[str]:
@@ -138,7 +142,7 @@ def _one_line(excinfo: pytest.ExceptionInfo, config: pytest.Config | None = None
     over its time limit: the line, and in-process the submission's frames, from ``config``)."""
     if excinfo.errisinstance(NotImplementedError):
         return _not_implemented_line(excinfo)
-    if excinfo.errisinstance((impl_mod.BrokenImplementation, WrongResult)):
+    if excinfo.errisinstance((impl_mod.BrokenImplementation, WrongResult, NotCalled)):
         return str(excinfo.value)
     if config is not None and timeouts.timeout_limit(excinfo) is not None:
         root = config.getoption("submission") or impl_mod.ROOT

@@ -20,6 +20,7 @@ from typing import NamedTuple
 
 import pytest
 
+from .breaker import TimeLost
 from .impl import ROOT, Handle, Implementation
 
 PYTEST_TIMEOUT = re.compile(r"Timeout \(>([0-9.]+)s\) from pytest-timeout")
@@ -29,11 +30,20 @@ CHECKS = {ROOT / "harness" / "values.py", ROOT / "harness" / "recording.py"}  # 
 MAX_FRAMES = 8  # the innermost frames of the submission shown
 
 
-class TestTimeout(BaseException):
+class TestTimeout(BaseException, TimeLost):
     """A test over its time limit, raised by :class:`SignalTimer` with pytest-timeout's own
     text. Not an ``Exception`` nor pytest's ``Failed``, which Hypothesis takes for a failing
     example and replays (each replay hanging again, with no second alarm): it ends the test
-    at once, and pytest reports it as failed."""
+    at once, and pytest reports it as failed. The circuit breaker counts it against the
+    submission's call in progress (:mod:`harness.breaker`)."""
+
+
+class FixtureTimeout(pytest.fail.Exception, TimeLost):
+    """A test over its time limit while its fixtures were being set up or torn down: pytest's
+    own failure (which pytest caches as the fixture's error, so each later test that needs the
+    fixture fails at once with it), not :class:`TestTimeout`, which pytest's fixture
+    machinery does not expect (the fixture is left half made and every later test using it
+    errors with an internal ``assert not self._finalizers``)."""
 
 
 _CANCEL = pytest.StashKey[object]()  # the cancel of the timer SignalTimer set for an item
@@ -50,11 +60,23 @@ def _debugging() -> bool:
 
 
 class SignalTimer:
-    """pytest-timeout's ``signal`` method (its default on Linux) raising :class:`TestTimeout`;
-    registered only where pytest-timeout is loaded, whose hooks (public, ``firstresult``)
-    these are: the timer is set and cancelled here, through both hooks, so nothing depends on
-    how pytest-timeout keeps its own. Its other methods, settings it does not describe as
-    expected, and runs off the main thread are left to pytest-timeout."""
+    """pytest-timeout's ``signal`` method (its default on Linux) raising :class:`TestTimeout`
+    in a test's call, :class:`FixtureTimeout` in its setup and teardown; registered only where
+    pytest-timeout is loaded, whose hooks (public, ``firstresult``) these are: the timer is set
+    and cancelled here, through both hooks, so nothing depends on how pytest-timeout keeps its
+    own. Its other methods, settings it does not describe as expected, and runs off the main
+    thread are left to pytest-timeout."""
+
+    def __init__(self) -> None:
+        self.in_call = False
+
+    @pytest.hookimpl(wrapper=True)
+    def pytest_runtest_call(self, item: pytest.Item):
+        self.in_call = True
+        try:
+            return (yield)
+        finally:
+            self.in_call = False
 
     @pytest.hookimpl(tryfirst=True)
     def pytest_timeout_set_timer(self, item: pytest.Item, settings) -> bool | None:
@@ -69,7 +91,7 @@ class SignalTimer:
             __tracebackhide__ = True
             if detect and _debugging():
                 return  # a student at a breakpoint is never timed out, as with pytest-timeout
-            raise TestTimeout(f"Timeout (>{limit}s) from pytest-timeout.")
+            raise (TestTimeout if self.in_call else FixtureTimeout)(f"Timeout (>{limit}s) from pytest-timeout.")
 
         def cancel() -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)

@@ -3,17 +3,25 @@
 
 from __future__ import annotations
 
+from harness.breaker import TimeLost
+
 
 class WorkerFailure(AssertionError):
     """The worker running the submission timed out, died or broke the protocol."""
 
 
-class WorkerTimeout(WorkerFailure):
-    pass
+class WorkerTimeout(WorkerFailure, TimeLost):
+    """A call over the per-call deadline: the worker was stopped."""
 
 
 class WorkerDied(WorkerFailure):
     pass
+
+
+class WorkerOverLimit(WorkerDied, TimeLost):
+    """The worker was killed by a limit (CPU time, file size; SIGKILL: the kernel's, out of memory)."""
+
+    limit_kind = "was stopped by a limit"
 
 
 class StudentExit(AssertionError):

@@ -251,7 +251,30 @@ def test_no_attack_leaves_a_process_behind(graded):
 
 # ---- attacks graded alone, because they disturb whatever runs beside them --------------------
 
-SOLO = {"cpu_burner"}
+SOLO = {"cpu_burner", "spin_everywhere", "spin_ignoring_alarm"}
+# every adapter spins on a core and swallows every exception (the second also ignores and
+# blocks every signal): graded side by side, away from the other attacks they would slow down
+SPINNING = ("spin_everywhere", "spin_ignoring_alarm")
+SPUN = ("run_get_pair_counts", "run_merge", "get_byte_tokenizer")  # the functions TESTS call
+
+
+def test_a_function_that_times_out_on_three_tests_in_a_row_is_no_longer_called(tmp_path):
+    """Each function times out on 3 tests (3 s each), then its other tests fail at once, and
+    the results say so in one line each: score 0, results written, far inside the budget
+    (--max-time), where waiting out every one of the 55 cases' limits would take 165 s."""
+    (tmp_path / "grading.yaml").write_text(CONFIG)
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        outs = dict(zip(SPINNING, pool.map(lambda n: grade(n, tmp_path, side_by_side=True), SPINNING)))
+    for name, out in outs.items():
+        context = f"{name}: rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout']}\n{out['stderr']}"
+        assert out["rc"] == 0 and out["results"] and out["results"]["tests"], context
+        assert out["results"]["score"] == 0, context
+        output = out["results"]["output"]
+        for function in SPUN:
+            assert re.search(rf"{function} timed out on 3 tests in a row; the \d+ other tests? that calls? it w", output), context
+        assert "time budget" not in output, context
+        not_called = [t for t in out["results"]["tests"] if "not run: " in t["output"] and "tests in a row" in t["output"]]
+        assert not_called, context
 SPEED_TEST = "tests/hidden/test_train_bpe_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit"
 WARM_UP = "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte"  # starts the worker first
 SPEED_CONFIG = """\

@@ -225,6 +225,32 @@ def test_rerun_skips_up_to_date_results_unless_forced(batch, tmp_path):
     assert csv_before != (out / "grades.csv").read_text()
 
 
+def test_batch_keeps_going_past_a_submission_that_uses_its_whole_budget_and_names_it(tmp_path):
+    """A correct but slow submission (a second per merge) uses up its time budget: it keeps
+    the points of the tests it finished, the submission beside it is graded in full, and the
+    summary names the one that hit the budget."""
+    folder = tmp_path / "submissions"
+    checkout(folder / "alice_reference")
+    mutate(checkout(folder / "sam_slow_merge"), "primitives.py", "first, second = pair", "import time; time.sleep(1); first, second = pair")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    budget = 20
+    proc = subprocess.run(
+        [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(tmp_path / "out"), "--jobs", "2", "--config", str(policy),
+         "--max-time", str(budget), "--tests", *TESTS[:5]],
+        cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    rows = {r["student"]: r for r in read_csv(tmp_path / "out")}
+    assert float(rows["alice_reference"]["primitives"]) == pytest.approx(10.0), proc.stdout
+    assert 0 < float(rows["sam_slow_merge"]["primitives"]) < 10, proc.stdout
+    summary = (tmp_path / "out" / "summary.txt").read_text()
+    used_up = summary.split("used up their time budget", 1)[-1]
+    assert "sam_slow_merge" in used_up and "alice_reference" not in used_up, summary
+    results = json.loads((tmp_path / "out" / "results" / "sam_slow_merge.json").read_text())
+    assert results["execution_time"] <= budget + 1, results["output"]
+
+
 def test_safe_extract_rejects_escapes_links_and_oversize(tmp_path):
     cases = {
         "abs.zip": [("/etc/evil", b"x")],

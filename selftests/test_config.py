@@ -57,8 +57,13 @@ def test_tests_go_to_the_first_matching_group_with_their_weights(tmp_path):
         (("name: b", "name: a"), "used twice"),
         (("weight: 3", "weight: -1"), "below 0"),
         (("version: 1", "version: 2"), "not supported"),
+        (("total: 10", "total: 10\nbudget: 5"), "below 10"),
+        (("total: 10", "total: 10\nbudget: ten minutes"), "expected a number"),
+        (("total: 10", "total: 10\ntimeouts_in_a_row: 2.5"), "expected a whole number"),
+        (("total: 10", "total: 10\ntimeouts_in_a_row: -1"), "below 0"),
     ],
-    ids=["unknown_key", "wrong_type", "points_do_not_add_up", "duplicate_group", "negative_weight", "bad_version"],
+    ids=["unknown_key", "wrong_type", "points_do_not_add_up", "duplicate_group", "negative_weight", "bad_version",
+         "budget_too_small", "budget_not_a_number", "timeouts_in_a_row_not_whole", "timeouts_in_a_row_negative"],
 )
 def test_invalid_policy_is_one_line_naming_file_and_line(tmp_path, edit, message):
     path = write(tmp_path, BASE.replace(*edit))
@@ -67,6 +72,13 @@ def test_invalid_policy_is_one_line_naming_file_and_line(tmp_path, edit, message
     text = str(err.value)
     assert message in text and str(path) in text and "\n" not in text
     assert text.split(":")[1].isdigit(), f"no line number in {text!r}"
+
+
+def test_budget_and_timeouts_in_a_row_default_to_nine_minutes_and_three(tmp_path):
+    config = load_config(write(tmp_path, BASE))
+    assert (config.budget, config.timeouts_in_a_row) == (540, 3)
+    config = load_config(write(tmp_path, BASE.replace("total: 10", "total: 10\nbudget: 90\ntimeouts_in_a_row: 0")))
+    assert (config.budget, config.timeouts_in_a_row) == (90, 0)
 
 
 @pytest.mark.parametrize(

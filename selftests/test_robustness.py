@@ -59,6 +59,7 @@ HANG_TIMEOUT = 4  # grading.yaml's timeout of the hanging test in the "timed_out
 STOP_AFTER, STOP_AFTER_AGAIN = 12, 60
 
 
+SLOW_BUDGET = 25  # seconds: --max-time of the slow but correct grading
 STOP_AT_CASES = 8  # a grading sent a signal gets it once this many cases are journaled
 
 
@@ -83,6 +84,8 @@ GRADINGS = {
     # a correct submission on the whole public suite, stopped from outside a few seconds in
     "sigterm": Grading("honest", ["tests/public"], stop=signal.SIGTERM),
     "sigint": Grading("honest", ["tests/public"], stop=signal.SIGINT),
+    # a second per call: the pair and merge tests (50 cases) need twice the budget
+    "slow": Grading("slow_but_correct", [PRIMITIVES.removesuffix("::")], max_time=SLOW_BUDGET),
 }
 SIGNALLED: dict[str, float] = {}  # grading -> when its signal was sent (monotonic clock)
 
@@ -209,6 +212,24 @@ def test_a_grading_stopped_by_a_signal_ends_at_once_keeping_the_points_of_the_te
     earned = sum(t["score"] for t in finished)
     assert 0 < out["results"]["score"] == pytest.approx(earned, abs=0.011 * len(out["results"]["tests"])), out["context"]
     assert out["results"]["score"] < 20, out["context"]
+
+
+def test_slow_correct_code_keeps_the_points_of_the_tests_finished_within_the_budget(graded):
+    """The grading ends within its time budget (grade --max-time; grading.yaml's `budget`)
+    with a results file: the tests finished keep their points, the others are not reached."""
+    out = outcome(graded, "slow")
+    assert out["seconds"] <= SLOW_BUDGET + 1, out["context"]
+    graded_cases = cases(out)
+    finished = [t for t in graded_cases.values() if t["outcome"] != "not run"]
+    not_reached = [t for t in graded_cases.values() if t["outcome"] == "not run"]
+    assert finished and not_reached, out["context"]
+    assert all(t["outcome"] == "passed" for t in finished), out["context"]
+    budget = f"the grading's time budget of {SLOW_BUDGET} s"
+    assert all(t["output"] in (f"not reached: {budget} was used up before this test",
+                               f"not finished: {budget} ran out while this test was running") for t in not_reached), out["context"]
+    assert f"grading stopped after {SLOW_BUDGET} s, its time budget" in out["results"]["output"], out["context"]
+    assert out["report"]["budget_used_up"] is True, out["context"]
+    assert 0 < out["results"]["score"] == pytest.approx(sum(t["score"] for t in finished), abs=0.05), out["context"]
 
 
 def test_a_test_over_its_timeout_fails_alone_and_the_next_test_gets_a_working_worker(graded):

@@ -131,7 +131,9 @@ def test_the_timer_ends_a_hypothesis_test_at_once_with_pytest_timeouts_text():
 
     assert not issubclass(timeouts.TestTimeout, failure_exceptions_to_catch())
     item, settings = SimpleNamespace(), SimpleNamespace(method="signal", timeout=0.05, disable_debugger_detection=True)
-    assert timeouts.SignalTimer().pytest_timeout_set_timer(item, settings) is True
+    timer = timeouts.SignalTimer()
+    timer.in_call = True  # the test's call phase
+    assert timer.pytest_timeout_set_timer(item, settings) is True
     try:
         with pytest.raises(timeouts.TestTimeout) as info:
             for _ in range(200):
@@ -154,3 +156,22 @@ def test_the_timer_is_cancelled_through_pytest_timeouts_public_hook():
     assert timer.pytest_timeout_cancel_timer(item) is True
     time.sleep(0.15)  # past the limit: no alarm
     assert timer.pytest_timeout_cancel_timer(item) is None  # nothing left of it to cancel
+
+
+def test_a_timeout_while_fixtures_are_set_up_is_a_failure_pytest_keeps_as_the_fixtures_error():
+    """In setup or teardown the timer raises pytest's own failure: pytest caches it as the
+    fixture's error (each later test needing the fixture fails at once with it), where a
+    TestTimeout would leave the fixture half made (an internal AssertionError in every later
+    test using it)."""
+    from types import SimpleNamespace
+
+    item, settings = SimpleNamespace(), SimpleNamespace(method="signal", timeout=0.05, disable_debugger_detection=True)
+    assert timeouts.SignalTimer().pytest_timeout_set_timer(item, settings) is True
+    try:
+        with pytest.raises(timeouts.FixtureTimeout) as info:
+            for _ in range(200):
+                time.sleep(0.01)
+    finally:
+        item.cancel_timeout()
+    assert isinstance(info.value, pytest.fail.Exception)  # an outcome pytest's fixtures catch and keep
+    assert timeouts.timeout_limit(info) == "0.05"

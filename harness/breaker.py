@@ -1,0 +1,78 @@
+"""The circuit breaker: a function of the submission that used up its time on several tests in
+a row is not called again.
+
+A grading has a total time budget. Code that hangs in one function would spend the whole of
+it waiting out that function's limit test after test (830 cases, 60 s each), and the tests of
+the other functions would never run. So when calls to one function end by a limit on
+``after`` tests in a row (a test over its time limit or a worker call over its deadline
+while that function was running, or its worker killed by a limit: :class:`TimeLost`), each
+later call to it fails at once with one line (:class:`NotCalled`); the tests of the other
+functions run as usual. A test in which the function returned (or raised on its own) resets
+its count.
+
+"Function" is the call the harness makes: an adapter (``run_merge``), or a method of the
+object an adapter returned (``get_tokenizer(...).encode``). The grading plugin makes the
+breaker (``harness.keys.BREAKER``) and ends each test (:meth:`Breaker.end_test`);
+:class:`harness.impl.Implementation` asks it before each call and tells it how the call ended.
+"""
+
+from __future__ import annotations
+
+
+class TimeLost:
+    """Mixed into the exceptions that mean a call ran into a limit (a deadline, or a limit
+    that killed its worker): ``harness.timeouts.TestTimeout``, the sandbox's ``WorkerTimeout``
+    and its deaths by a limit. ``limit_kind`` says which, for the breaker's line."""
+
+    limit_kind = "timed out"
+
+
+class NotCalled(AssertionError):
+    """A call the breaker refused: its function ran into a limit on ``after`` tests in a row.
+    The message is the whole failure (one line)."""
+
+    def __init__(self, message: str, summary: str) -> None:
+        super().__init__(message)
+        self.summary = summary  # "run_merge timed out on 3 tests in a row"
+
+
+class Breaker:
+    """Counts, per function, the tests in a row in which a call to it ran into a limit."""
+
+    def __init__(self, after: int) -> None:
+        self.after = after  # 0: never trips
+        self.streak: dict[str, list[str]] = {}  # function -> limit kinds of its tests in a row
+        self.tripped: dict[str, str] = {}  # function -> "run_merge timed out on 3 tests in a row"
+        self._lost: dict[str, str] = {}  # this test: function -> limit kind
+        self._fine: set[str] = set()  # this test: functions whose calls ended on their own
+
+    def check(self, function: str) -> None:
+        """Raise :class:`NotCalled` if ``function`` is no longer called."""
+        __tracebackhide__ = True
+        summary = self.tripped.get(function)
+        if summary is not None:
+            raise NotCalled(
+                f"not run: {summary}; this test calls it, so it fails at once "
+                f"(the grading stops calling a function that ran into a limit on {self.after} tests in a row)",
+                summary,
+            )
+
+    def ended(self, function: str, error: BaseException | None) -> None:
+        """A call to ``function`` ended: returned (``error`` None) or raised ``error``."""
+        if isinstance(error, TimeLost):
+            self._lost[function] = error.limit_kind
+        elif not isinstance(error, NotCalled):
+            self._fine.add(function)
+
+    def end_test(self) -> None:
+        """The test is over: count the functions that ran into a limit in it, reset the
+        others; a function at ``after`` tests in a row is tripped."""
+        for function in self._fine - set(self._lost):
+            self.streak.pop(function, None)
+        for function, kind in self._lost.items():
+            kinds = self.streak.setdefault(function, [])
+            kinds.append(kind)
+            if self.after and len(kinds) >= self.after and function not in self.tripped:
+                what = kinds[0] if len(set(kinds)) == 1 else "timed out or was stopped by a limit"
+                self.tripped[function] = f"{function} {what} on {len(kinds)} tests in a row"
+        self._lost, self._fine = {}, set()
