@@ -218,7 +218,8 @@ def test_slow_correct_code_keeps_the_points_of_the_tests_finished_within_the_bud
     """The grading ends within its time budget (grade --max-time; grading.yaml's `budget`)
     with a results file: the tests finished keep their points, the others are not reached."""
     out = outcome(graded, "slow")
-    assert out["seconds"] <= SLOW_BUDGET + 1, out["context"]
+    assert out["results"]["execution_time"] <= SLOW_BUDGET, out["context"]  # from grade's start, as a platform counts
+    assert out["seconds"] <= SLOW_BUDGET + 5, out["context"]  # and its exit, however loaded the machine
     graded_cases = cases(out)
     finished = [t for t in graded_cases.values() if t["outcome"] != "not run"]
     not_reached = [t for t in graded_cases.values() if t["outcome"] == "not run"]
