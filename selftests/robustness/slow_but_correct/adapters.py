@@ -1,4 +1,4 @@
-"""Correct, but every adapter call takes a second: far inside every per-call and per-test
+"""Correct, but every adapter call takes two seconds: far inside every per-call and per-test
 limit, yet too slow for the whole grading's time budget. It keeps the points of the tests
 finished within the budget; the others are not reached, saying so."""
 import time
@@ -11,7 +11,7 @@ def _slow(name):
     honest = getattr(base_adapters, name)
 
     def adapter(*args, **kwargs):
-        time.sleep(1.0)
+        time.sleep(2.0)
         return honest(*args, **kwargs)
 
     adapter.__name__ = name
