@@ -26,9 +26,7 @@ import signal
 import statistics
 import subprocess
 import sys
-import threading
 import time
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -39,27 +37,10 @@ from .attention import Attention, from_report
 from .attention import table as attention_table
 from .config import Config, ConfigError, load_config
 from .intake import Rejected, Submission, copy_folder, discover, safe_extract, unwrap
+from .batch_pool import RUNNING, STOPPING, grade_all, kill_group, signal_group
 from .results import failure_json, write_json
 
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
-STOP_WAIT = 15.0  # seconds the grade commands get to write their results when the batch is stopped
-
-
-RUNNING: set[int] = set()  # process groups of the grade commands under way
-STOPPING = threading.Event()  # the batch got SIGTERM or SIGINT: each grade command under way is stopped too
-
-
-def _kill_group(pid: int) -> None:
-    _signal_group(pid, signal.SIGKILL)
-
-
-def _signal_group(pid: int, signum: int) -> None:
-    try:
-        os.killpg(pid, signum)
-    except (ProcessLookupError, PermissionError):
-        pass
-
-
 @dataclass
 class Row:
     student: str
@@ -195,16 +176,16 @@ def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opt
                                 start_new_session=True, env=env)
         RUNNING.add(proc.pid)
         if STOPPING.is_set():  # started as the batch was being stopped
-            _signal_group(proc.pid, signal.SIGTERM)
+            signal_group(proc.pid, signal.SIGTERM)
         try:
             proc.wait(timeout=opts.max_time + GRACE)
         except subprocess.TimeoutExpired:
-            _kill_group(proc.pid)
+            kill_group(proc.pid)
             proc.wait()
             raise Rejected(f"the grader did not finish within {opts.max_time + GRACE:g} s") from None
         finally:
             RUNNING.discard(proc.pid)
-            _kill_group(proc.pid)  # whatever the submission left behind in this process group
+            kill_group(proc.pid)  # whatever the submission left behind in this process group
     return proc.returncode
 
 
@@ -291,32 +272,6 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
     return "\n".join(lines)
 
 
-class _Interrupted(BaseException):
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-
-
-def _interrupted(signum, frame):
-    raise _Interrupted(signum)
-
-
-def _stop_gradings(futures: list) -> None:
-    """The batch was stopped: no grading starts any more; each one under way gets SIGTERM
-    (its grade command writes its results from the tests it finished) and, after
-    ``STOP_WAIT`` seconds, SIGKILL."""
-    STOPPING.set()
-    for future in futures:
-        future.cancel()
-    for pid in list(RUNNING):
-        _signal_group(pid, signal.SIGTERM)
-    until = time.monotonic() + STOP_WAIT
-    while RUNNING and time.monotonic() < until:
-        time.sleep(0.1)
-    for pid in list(RUNNING):
-        _kill_group(pid)
-
-
 def _start(opts: BatchOptions, config: Config):
     """Where the gradings run: ``(None, 0)`` for the local pool, once the self-check passed;
     ``(runner, 0)`` with ``--scheduler`` (``grader.cluster``: its workers run the self-check);
@@ -333,33 +288,6 @@ def _start(opts: BatchOptions, config: Config):
         print(f"batch: {harness_error(cause)}", file=sys.stderr)
         return None, 1
     return None, 0
-
-
-def _grade_all(submissions: list[Submission], one, jobs: int, runner) -> list[Row] | int:
-    """``one`` on every submission, ``jobs`` at a time: the rows by student; or, when SIGTERM
-    or SIGINT stopped the batch, its exit status (128 + the signal) once the gradings under
-    way were stopped (:func:`_stop_gradings`)."""
-    previous = {sig: signal.signal(sig, _interrupted) for sig in (signal.SIGTERM, signal.SIGINT)}
-    pool = ThreadPoolExecutor(max_workers=jobs)
-    futures = []
-    try:
-        futures = [pool.submit(one, sub) for sub in submissions]
-        rows = sorted((f.result() for f in futures), key=lambda r: r.student)
-    except _Interrupted as stop:  # stop: no grade process outlives the batch
-        for sig in previous:
-            signal.signal(sig, signal.SIG_IGN)
-        _stop_gradings(futures)
-        pool.shutdown(wait=False, cancel_futures=True)
-        print("batch: interrupted; the gradings under way were stopped and wrote their results from the tests they "
-              "finished (a re-run grades them again); finished ones are kept (a re-run skips them)", file=sys.stderr)
-        return 128 + stop.signum
-    finally:
-        for sig, handler in previous.items():
-            signal.signal(sig, handler)
-        if runner:
-            runner.close()
-    pool.shutdown()
-    return rows
 
 
 def run_batch(folder: Path, opts: BatchOptions) -> int:
@@ -404,7 +332,7 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
             print(f"  {row.student}: {row.total:g} ({state})", flush=True)
         return row
 
-    rows = _grade_all(submissions, one, jobs, runner)
+    rows = grade_all(submissions, one, jobs, runner)
     if isinstance(rows, int):
         return rows
     write_csv(opts.out / "grades.csv", rows, config)

@@ -3,6 +3,8 @@
 
 from __future__ import annotations
 
+import signal
+
 from harness.breaker import TimeLost
 
 
@@ -26,3 +28,10 @@ class WorkerOverLimit(WorkerDied, TimeLost):
 
 class StudentExit(AssertionError):
     """The submission raised SystemExit, KeyboardInterrupt or another non-Exception."""
+
+
+def died_of(code: int | None, stopped_by_guard: bool, message: str) -> WorkerDied:
+    """How a worker's death is told: :class:`WorkerOverLimit` when a limit killed it (the
+    guard of its memory, or the kernel's SIGXCPU, SIGXFSZ or SIGKILL), else :class:`WorkerDied`."""
+    limit = stopped_by_guard or (code is not None and -code in (signal.SIGXCPU, signal.SIGXFSZ, signal.SIGKILL))
+    return (WorkerOverLimit if limit else WorkerDied)(message)

@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 
 from . import confinement, leftovers, proctree, uids
 from .channel import TrustedEnd, widen_pipe
-from .failures import WorkerDied, WorkerFailure, WorkerOverLimit, WorkerTimeout
+from .failures import WorkerDied, WorkerFailure, WorkerTimeout, died_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backend import WorkerBackend
@@ -296,8 +296,7 @@ class WorkerProcess(TrustedEnd):
             why = f"exited with status {code}"
         self.kill()
         self.death = why
-        over_limit = code is not None and -code in (signal.SIGXCPU, signal.SIGXFSZ, signal.SIGKILL)
-        return (WorkerOverLimit if over_limit else WorkerDied)(f"the worker running your code {why} while {doing}")
+        return died_of(code, self.over is not None, f"the worker running your code {why} while {doing}")
 
     def _over_limit(self, why: str) -> None:
         """The guard's verdict (its own thread): every process of the worker is killed now;
