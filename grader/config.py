@@ -22,18 +22,13 @@ import yaml
 from harness.timing import SpeedPolicy
 from sandbox.forbidden import FORBIDDEN_MODULES, TOKENIZER_LIBRARIES
 from sandbox.limits import IsolationLimits
+from .budget import DEFAULT_BUDGET, DEFAULT_TIMEOUTS_IN_A_ROW, time_keys
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 HIDDEN_OUTPUT = ("full", "first_line", "none")
 SEED_POLICIES = ("fixed", "per_submission")
 MODULE_NAME = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*$")
 DEFAULT_PATHS = ("tests/public", "tests/hidden")  # what a policy grades unless its `paths:` says otherwise
-# a grading's total time, seconds: 9 minutes, inside the common platforms' 10-minute
-# defaults (Gradescope's autograder timeout, GitHub Classroom's command-grader step) with a
-# minute to spare for copying the submission and starting up; `grade --max-time` overrides it
-DEFAULT_BUDGET = 540.0
-MIN_BUDGET = 10.0
-DEFAULT_TIMEOUTS_IN_A_ROW = 3  # a function that ran into a limit on this many tests in a row is no longer called
 
 
 class ConfigError(Exception):
@@ -359,8 +354,7 @@ def load_config(path: str | Path) -> Config:
     """Read and validate ``grading.yaml``; ``ConfigError`` (one line) on any problem."""
     path = Path(path)
     top = _Doc(path, _read_yaml(path), "").mapping(
-        {k: "" for k in ("version", "total", "timeout", "budget", "timeouts_in_a_row", "visibility", "hidden_visibility", "hidden_output",
-                         "seed", "speed", "isolation", "forbidden_modules", "paths", "groups")}
+        {k: "" for k in ("version", "total", "timeout", "budget", "timeouts_in_a_row", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "forbidden_modules", "paths", "groups")}
     )
     if "groups" not in top:
         raise ConfigError(f"{path}:1: no `groups:`; list the test groups and their points")
@@ -383,8 +377,7 @@ def load_config(path: str | Path) -> Config:
         isolation=isolation,
         forbidden_modules=tuple(dict.fromkeys(forbidden)),
         paths=_paths(path, top),
-        budget=float(top["budget"].number(MIN_BUDGET)) if "budget" in top else DEFAULT_BUDGET,
-        timeouts_in_a_row=int(top["timeouts_in_a_row"].number(0, integer=True)) if "timeouts_in_a_row" in top else DEFAULT_TIMEOUTS_IN_A_ROW,
+        **time_keys(top),
     )
 
 

@@ -1,0 +1,25 @@
+"""``grading.yaml``'s time keys, read by :func:`grader.config.load_config`.
+
+``budget``: the whole grading's time, seconds (``grade --max-time`` overrides it). By default
+9 minutes: inside the common platforms' 10-minute defaults (Gradescope's autograder timeout,
+GitHub Classroom's command-grader step) with a minute to spare for copying the submission
+and starting up. ``timeouts_in_a_row``: a function of the submission that ran into a limit on
+this many tests in a row is no longer called (:mod:`harness.breaker`; 0: always called).
+"""
+
+from __future__ import annotations
+
+DEFAULT_BUDGET = 540.0
+MIN_BUDGET = 10.0  # seconds: less cannot even start the test run
+DEFAULT_TIMEOUTS_IN_A_ROW = 3
+
+
+def time_keys(top: dict) -> dict:
+    """The time keys ``top`` (grading.yaml's top-level mapping of ``grader.config._Doc``) sets,
+    validated (one ``ConfigError`` line naming the file and line otherwise)."""
+    keys = {}
+    if "budget" in top:
+        keys["budget"] = float(top["budget"].number(MIN_BUDGET))
+    if "timeouts_in_a_row" in top:
+        keys["timeouts_in_a_row"] = int(top["timeouts_in_a_row"].number(0, integer=True))
+    return keys
