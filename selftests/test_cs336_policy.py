@@ -5,6 +5,7 @@ exist and that the policy grades for points. (Grading with it: selftests/test_la
 from __future__ import annotations
 
 import fnmatch
+import os
 import re
 from pathlib import Path
 
@@ -71,6 +72,9 @@ def test_every_test_the_readme_table_names_exists_and_earns_cs336_points():
                 defined.setdefault(name, (f"{path.relative_to(ROOT).as_posix()}::{name}", set(re.findall(r"@pytest\.mark\.(\w+)", marks))))
     ours = {n for n in named if n in defined}
     assert len(ours) >= 30, sorted(named - ours)
+    unknown = {n for n in named - ours if n not in CS336_TESTS and not (
+        n.endswith("_") and any(d.startswith(n) for d in [*defined, *CS336_TESTS]))}
+    assert not unknown, f"the README's CS336 table names tests that exist neither here nor in CS336: {sorted(unknown)}"
     for name in ours:
         nodeid, markers = defined[name]
         group = next(g for g in policy.groups if markers & set(g.markers) or any(
@@ -78,4 +82,73 @@ def test_every_test_the_readme_table_names_exists_and_earns_cs336_points():
         assert (group.name == "beyond_cs336") == (name in BEYOND_EXAMPLES), f"{name}: in the README's table, graded by {group.name}"
 
 
-BEYOND_EXAMPLES = {"test_vocab_layout_bytes_then_merges_then_specials"}  # named in the README as beyond CS336
+CS336_TESTS = {  # CS336's own tests the README's table names (its tests/test_train_bpe.py and tests/test_tokenizer.py)
+    "test_train_bpe", "test_train_bpe_special_tokens", "test_train_bpe_speed", "test_overlapping_special_tokens",
+    "test_encode_iterable_memory_usage", "test_encode_iterable_tinystories_matches_tiktoken", "test_roundtrip_empty",
+    "test_encode_special_token_trailing_newlines", "test_unicode_string_matches_tiktoken",
+}
+BEYOND_EXAMPLES = {"test_special_token_ids_follow_the_order_given_so_no_hash_seed_changes_them"}  # named in the README as beyond CS336
+
+
+class _SpecialsInASet:
+    """The reference's training, with the special tokens' ids handed out in set order."""
+
+    def __init__(self, order) -> None:
+        from harness.impl import Implementation, LocalBackend
+
+        self.reference, self.order = Implementation(LocalBackend("reference")), order
+
+    def run_train_bpe(self, path, vocab_size, specials):
+        vocab, merges = self.reference.run_train_bpe(path, vocab_size, specials)
+        first = min(i for i, t in vocab.items() if t in {s.encode() for s in specials})
+        for k, special in enumerate(self.order(specials)):
+            vocab[first + k] = special.encode()
+        return vocab, merges
+
+
+@pytest.mark.parametrize("order, caught", [(lambda s: list(reversed(s)), True), (list, False)], ids=["set_order", "order_given"])
+def test_specials_kept_in_a_set_are_named_beyond_cs336(tmp_path, order, caught):
+    from tests.cs336.test_cs336_contract import test_special_token_ids_follow_the_order_given_so_no_hash_seed_changes_them as check
+
+    if not caught:
+        check(_SpecialsInASet(order), tmp_path)
+        return
+    with pytest.raises(AssertionError, match="hash seed.*beyond CS336: no points"):
+        check(_SpecialsInASet(order), tmp_path)
+    assert load_config(CS336).group_of(
+        "tests/cs336/test_cs336_contract.py::test_special_token_ids_follow_the_order_given_so_no_hash_seed_changes_them", set()
+    ).name == "beyond_cs336"
+
+
+COLLECTOR = """
+import json, os
+
+
+def pytest_collection_finish(session):
+    with open(os.environ["BPE_COLLECTED"], "w") as f:
+        json.dump({item.nodeid: sorted(m.name for m in item.iter_markers()) for item in session.items}, f)
+"""
+
+
+def test_every_rule_of_the_cs336_policy_selects_tests_and_every_test_has_a_group(tmp_path):
+    import json
+    import subprocess
+    import sys
+
+    from grader.config import check_selection
+    from harness.childenv import child_env
+
+    (tmp_path / "bpe_collector.py").write_text(COLLECTOR)
+    out = tmp_path / "collected.json"
+    policy = load_config(CS336)
+    env = child_env(keep=("PYTHONPATH",), BPE_COLLECTED=str(out))
+    env["PYTHONPATH"] = os.pathsep.join([str(tmp_path), env.get("PYTHONPATH", "")]).rstrip(os.pathsep)
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "bpe_collector", "--impl", "reference",
+                           *policy.paths], cwd=ROOT, env=env, capture_output=True, text=True, timeout=300)
+    assert out.is_file(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    collected = {nodeid: set(markers) for nodeid, markers in json.loads(out.read_text()).items()}
+    assigned = check_selection(policy, collected)  # a group matching no test is a ConfigError
+    dead = [p for g in policy.groups for p in g.select if not any(fnmatch.fnmatchcase(n, p) for n in collected)]
+    assert not dead, f"grading-cs336.yaml patterns matching no test (renamed?): {dead}"
+    points = {g.name for g in policy.groups if g.points}
+    assert {g.name for g in assigned.values()} >= points

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests import oracles
+from tests.hidden import naive as oracles  # the naive trainer, grading-only as this folder is
 from tests.conftest import EOT
 from tests.diff import assert_ids_equal, assert_merges_equal, assert_text_equal
 from tests.public.test_train_bpe import AAABDAAABAC, SENNRICH, SENNRICH_MERGES, THE_CAT, TIE_CASES, write_corpus
@@ -131,3 +131,24 @@ def test_overlapping_specials_in_the_vocab_prefer_the_longest_match(overlap, gpt
     ids = tok.encode(text)
     assert_ids_equal(ids, expected, vocab=vocab, text=text)
     assert_text_equal(tok.decode(ids), text, what="decode(encode(text))")
+
+
+# ---- beyond CS336: a real bug its set comparison cannot see -----------------------------------
+
+
+def test_special_token_ids_follow_the_order_given_so_no_hash_seed_changes_them(impl, tmp_path):
+    # Graded beyond CS336 (no points): CS336 compares vocabularies as sets, so special tokens
+    # kept in a set pass it, though their ids then change with Python's hash seed, run to run.
+    specials = [f"<|s{i}|>" for i in (5, 2, 7, 0, 3, 6, 1, 4)]  # neither sorted nor by length
+    text = "the cat sat on the mat" + "".join(specials)
+    vocab, _ = train(impl, tmp_path, text, 256 + len(specials) + 3, specials)
+    id_of = {token: i for i, token in vocab.items()}
+    missing = [s for s in specials if s.encode() not in id_of]
+    assert not missing, f"special tokens missing from the vocab: {missing}"
+    ids = [id_of[s.encode()] for s in specials]
+    assert ids == sorted(ids), (
+        f"the special tokens' ids are not in the order the specials were given: {dict(zip(specials, ids))}. "
+        "If they pass through a set (or a dict keyed by hash), their order, and so their ids, changes with "
+        "Python's hash seed from run to run: the same training gives another vocabulary. CS336's tests "
+        "compare vocabularies as sets and cannot see this (beyond CS336: no points)."
+    )
