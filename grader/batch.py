@@ -298,7 +298,7 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
         return 2
     opts.config = Path(opts.config).resolve()
     if opts.max_time is None:
-        opts.max_time = config.budget
+        opts.max_time = config.time.budget
     opts.out = Path(opts.out).resolve()
     if not folder.is_dir():
         print(f"batch: {folder} is not a folder", file=sys.stderr)

@@ -9,17 +9,27 @@ this many tests in a row is no longer called (:mod:`harness.breaker`; 0: always 
 
 from __future__ import annotations
 
+from dataclasses import dataclass
+
 DEFAULT_BUDGET = 540.0
 MIN_BUDGET = 10.0  # seconds: less cannot even start the test run
 DEFAULT_TIMEOUTS_IN_A_ROW = 3
 
 
-def time_keys(top: dict) -> dict:
+@dataclass(frozen=True)
+class TimePolicy:
+    """The time keys of a grading policy (``Config.time``)."""
+
+    budget: float = DEFAULT_BUDGET
+    timeouts_in_a_row: int = DEFAULT_TIMEOUTS_IN_A_ROW
+
+
+def time_policy(top: dict) -> TimePolicy:
     """The time keys ``top`` (grading.yaml's top-level mapping of ``grader.config._Doc``) sets,
-    validated (one ``ConfigError`` line naming the file and line otherwise)."""
+    validated (one ``ConfigError`` line naming the file and line otherwise), over the defaults."""
     keys = {}
     if "budget" in top:
         keys["budget"] = float(top["budget"].number(MIN_BUDGET))
     if "timeouts_in_a_row" in top:
         keys["timeouts_in_a_row"] = int(top["timeouts_in_a_row"].number(0, integer=True))
-    return keys
+    return TimePolicy(**keys)

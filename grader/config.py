@@ -22,7 +22,7 @@ import yaml
 from harness.timing import SpeedPolicy
 from sandbox.forbidden import FORBIDDEN_MODULES, TOKENIZER_LIBRARIES
 from sandbox.limits import IsolationLimits
-from .budget import DEFAULT_BUDGET, DEFAULT_TIMEOUTS_IN_A_ROW, time_keys
+from .budget import TimePolicy, time_policy
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
 HIDDEN_OUTPUT = ("full", "first_line", "none")
@@ -74,8 +74,7 @@ class Config:
     isolation: IsolationLimits = field(default_factory=IsolationLimits)
     forbidden_modules: tuple[str, ...] = FORBIDDEN_MODULES
     paths: tuple[str, ...] = DEFAULT_PATHS  # test folders or files run, relative to the repository
-    budget: float = DEFAULT_BUDGET
-    timeouts_in_a_row: int = DEFAULT_TIMEOUTS_IN_A_ROW
+    time: TimePolicy = field(default_factory=TimePolicy)  # budget, timeouts_in_a_row (grader/budget.py)
 
     def seed_for(self, submission: str) -> int:
         """The seed of the randomized cases: fixed, or derived from the submission's name."""
@@ -377,7 +376,7 @@ def load_config(path: str | Path) -> Config:
         isolation=isolation,
         forbidden_modules=tuple(dict.fromkeys(forbidden)),
         paths=_paths(path, top),
-        **time_keys(top),
+        time=time_policy(top),
     )
 
 

@@ -262,7 +262,7 @@ def _grade(req: GradeRequest, started: float) -> int:
     except ConfigError as err:
         return fail(req, str(err), EXIT_CONFIG, started)
     if req.max_time is None:
-        req.max_time = config.budget
+        req.max_time = config.time.budget
     refused = _refuse(req, config, started)
     if refused is not None:
         return refused

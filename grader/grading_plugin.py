@@ -85,7 +85,7 @@ class GradingSession:
         self.deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
         self.budget = config.getoption("grading_budget")
         self.capped: set[str] = set()  # tests whose timeout was cut to the time left
-        self.breaker = config.stash[keys.BREAKER] = Breaker(policy.timeouts_in_a_row)
+        self.breaker = config.stash[keys.BREAKER] = Breaker(policy.time.timeouts_in_a_row)
         try:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._terminated)

@@ -76,9 +76,9 @@ def test_invalid_policy_is_one_line_naming_file_and_line(tmp_path, edit, message
 
 def test_budget_and_timeouts_in_a_row_default_to_nine_minutes_and_three(tmp_path):
     config = load_config(write(tmp_path, BASE))
-    assert (config.budget, config.timeouts_in_a_row) == (540, 3)
+    assert (config.time.budget, config.time.timeouts_in_a_row) == (540, 3)
     config = load_config(write(tmp_path, BASE.replace("total: 10", "total: 10\nbudget: 90\ntimeouts_in_a_row: 0")))
-    assert (config.budget, config.timeouts_in_a_row) == (90, 0)
+    assert (config.time.budget, config.time.timeouts_in_a_row) == (90, 0)
 
 
 @pytest.mark.parametrize(
