@@ -289,8 +289,7 @@ def _paths(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
 
     if "paths" not in top:
         return DEFAULT_PATHS
-    doc = top["paths"]
-    paths = doc.strings()
+    doc, paths = top["paths"], top["paths"].strings()
     for p in paths:
         if p.startswith("/") or ".." in Path(p).parts or not (root / p).exists():
             raise doc.fail(f"{p!r} is not a test folder or file of this repository", f"write paths such as {', '.join(DEFAULT_PATHS)}")
