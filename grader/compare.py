@@ -342,6 +342,8 @@ def terminal(c: Comparison, every_case: bool = False, max_lines: int = MAX_TERMI
     diag = diagnosis_lines(c)
     if diag:
         out += [""] + diag
+    if c.sub.get("error") and not c.sub.get("tests"):  # nothing was graded: no case to list
+        return "\n".join(out)
     if every_case:
         return "\n".join(out + [""] + all_lines(c))
     if c.failing_tests:

@@ -135,6 +135,13 @@ def test_terminal_output_stays_under_80_lines_and_counts_what_it_leaves_out(func
     assert sum(ln.endswith(("tests fail", "tests fails")) for ln in lines) == len(groups_failing), "every failing group shows its worst test"
 
 
+def test_a_submission_that_could_not_be_graded_shows_why_and_no_case():
+    c = C.build({"error": "the zip holds more than 50 MB", "tests": []}, passing(one_bug()), "x9")
+    text = C.terminal(c)
+    assert "submission: grading failed: the zip holds more than 50 MB" in text.splitlines()[1]
+    assert "failing tests" not in text and "test_ok" not in text
+
+
 def test_all_lists_every_case_passes_included():
     c = C.build(one_bug(), passing(one_bug()), "bob")
     text = C.terminal(c, every_case=True)
