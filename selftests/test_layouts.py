@@ -59,6 +59,16 @@ CS336_SELECTION = [  # the CS336 policy's three parts, and one rule beyond CS336
     "tests/public/test_train_bpe.py::test_vocab_layout_bytes_then_merges_then_specials",
 ]
 CS336_VISIBLE_BUGS = ["ties_smallest_pair", "specials_left_in_training_text"]  # CS336's own tests fail these
+# bugs CS336's suite misses on rules its handout or tests state (README: the reasons where
+# the verdicts differ): the CS336 part each loses points in, on a selection of that part
+CS336_MISSED_BUGS = {
+    "encode_iterable_chunks_independently": ("encode_iterable", [
+        "tests/public/test_encode_iterable.py::test_encode_iterable_of_file_lines_matches_tiktoken",
+        "tests/hidden/test_encode_iterable_hidden.py::test_encode_iterable_of_hidden_fixture_lines"]),
+    "specials_not_added_to_vocab": ("tokenizer", [
+        "tests/public/test_tokenizer.py::test_specials_missing_from_vocab_get_distinct_new_ids",
+        "tests/public/test_tokenizer.py::test_special_token_is_one_id_wherever_it_appears"]),
+}
 LAYOUT_LINE = {
     "stubs": "layout: stubs layout (adapters.py, package student/)",
     "own": "layout: own package layout (adapters.py, package mycode/)",
@@ -132,7 +142,7 @@ def build_inside_link(dest: Path) -> Path:
 CASES = [
     ("stubs", True, False), ("stubs", False, False), ("own", True, False), ("own", False, False),
     ("cs336", True, True), ("cs336", False, False), ("cs336_buggy", True, False),
-    *[(f"cs336:{bug}", True, False) for bug in CS336_VISIBLE_BUGS], ("cs336:specials_numbered_first", True, False),
+    *[(f"cs336:{bug}", True, False) for bug in [*CS336_VISIBLE_BUGS, *CS336_MISSED_BUGS, "specials_numbered_first"]],
     ("failing", True, False), ("stub_only", True, False),
     ("student_link", True, False), ("hard_links", True, False), ("checkout_link", True, False),
 ]
@@ -162,7 +172,9 @@ def graded(tmp_path_factory) -> dict:
             sub = BUILD.get(layout, lambda d: build(layout, d))(base / name / "submission")
         except OSError as err:  # e.g. no hard links across file systems
             return {"skip": f"{name} could not be built here: {err}"}
-        tests = None if whole else (ATTACK_TESTS if layout in BUILD else CS336_SELECTION if ":" in layout else SELECTION)
+        bug = layout.partition(":")[2]
+        tests = None if whole else (ATTACK_TESTS if layout in BUILD else CS336_MISSED_BUGS[bug][1] if bug in CS336_MISSED_BUGS
+                                    else CS336_SELECTION if bug else SELECTION)
         log = base / name / "calls.txt"
         if case == RECORDED:
             record_adapter_calls(sub / "adapters.py", log)
@@ -246,6 +258,15 @@ def test_a_bug_cs336_catches_loses_points_in_cs336_train_bpe_only(graded, bug):
             assert got < most, f"{group}: {got}/{most}\n{_context(out)}"
         else:
             assert got == pytest.approx(most), f"{group}: {got}/{most}\n{_context(out)}"
+
+
+@pytest.mark.parametrize("bug", CS336_MISSED_BUGS)
+def test_a_bug_cs336s_suite_misses_on_a_rule_it_states_loses_points_in_that_part(graded, bug):
+    out = graded[(f"cs336:{bug}", True, False)]
+    part = CS336_MISSED_BUGS[bug][0]
+    got, most = out["groups"][part]
+    assert got < most, f"{part}: {got}/{most}\n{_context(out)}"
+    assert all(g == pytest.approx(m) for name, (g, m) in out["groups"].items() if name not in (part, "beyond_cs336")), _context(out)
 
 
 def test_a_bug_only_this_assignments_rules_catch_costs_nothing_and_is_shown_beyond_cs336(graded):
