@@ -220,11 +220,11 @@ def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
     return notes
 
 
-def fail(req: GradeRequest, reason: str, code: int, started: float) -> int:
+def fail(req: GradeRequest, reason: str, code: int, started: float, **report) -> int:
     print(f"grade: {reason}", file=sys.stderr, flush=True)
     write_json(req.results, failure_json(reason, time.monotonic() - started))
     if req.report:
-        write_json(req.report, {"error": reason, "score": 0.0, "seconds": round(time.monotonic() - started, 3), "tests": []})
+        write_json(req.report, {"error": reason, "score": 0.0, "seconds": round(time.monotonic() - started, 3), "tests": [], **report})
     return code
 
 
@@ -251,7 +251,8 @@ def grade(req: GradeRequest) -> int:
         try:
             return _grade(req, started)
         except Stopped as stop:  # before or after the test run: nothing graded, or nothing lost
-            fail(req, f"grading was stopped by {stop.name} after {time.monotonic() - started:.0f} s, before any test ran", EXIT_HARNESS, started)
+            reason = f"grading was stopped by {stop.name} after {time.monotonic() - started:.0f} s, before any test ran"
+            fail(req, reason, EXIT_HARNESS, started, stopped=reason)
             return 128 + stop.signum
 
 
@@ -337,7 +338,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     return code, report, Path(tmp)
 
 
-def time_notes(report: dict) -> list[str]:
+def breaker_notes(report: dict) -> list[str]:
     """What the circuit breaker did (:mod:`harness.breaker`): ``run_merge timed out on 3 tests
     in a row; the 40 other tests that call it were not run``, one line per function."""
     skipped: dict[str, int] = {}
@@ -361,7 +362,7 @@ def _write_results(req: GradeRequest, config: Config, report: dict, code: int | 
     notes += submission_notes(req, report.get("submission"))
     if report.get("isolation"):
         notes.append(f"isolation: {report['isolation']}")
-    notes += time_notes(report)
+    notes += breaker_notes(report)
     if isinstance(code, str):
         notes.append(f"{code}; tests not run score 0")
     elif report.get("incomplete"):

@@ -3,7 +3,8 @@
 The pytest side writes the whole report only at collection time and at the end; between
 the two, each test's entry is appended here as soon as its teardown is done (one short
 write, flushed). ``grade`` replays the journal over the report it finds, so a run stopped
-by ``--max-time``, a crash or a kill keeps the points of every test graded before it.
+at the time budget, by SIGTERM or SIGINT, a crash or a kill keeps the points of every test
+graded before it.
 """
 
 from __future__ import annotations

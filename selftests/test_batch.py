@@ -10,6 +10,7 @@ import json
 import os
 import re
 import shutil
+import signal
 import subprocess
 import sys
 import time
@@ -249,6 +250,35 @@ def test_batch_keeps_going_past_a_submission_that_uses_its_whole_budget_and_name
     assert "sam_slow_merge" in used_up and "alice_reference" not in used_up, summary
     results = json.loads((tmp_path / "out" / "results" / "sam_slow_merge.json").read_text())
     assert results["execution_time"] <= budget + 1, results["output"]
+
+
+def test_sigterm_to_batch_stops_the_gradings_under_way_each_writing_its_results(tmp_path):
+    """SIGTERM to batch: each grade command under way is stopped too and writes its results
+    from the tests it finished (not SIGKILLed, leaving nothing); the batch ends within seconds,
+    and a re-run grades that submission again instead of reusing its partial results."""
+    folder = tmp_path / "submissions"
+    mutate(checkout(folder / "sam_slow_merge"), "primitives.py", "first, second = pair", "import time; time.sleep(2); first, second = pair")
+    policy = tmp_path / "policy.yaml"
+    policy.write_text(POLICY)
+    cmd = [sys.executable, "-m", "grader", "batch", str(folder), "--out", str(tmp_path / "out"), "--config", str(policy),
+           "--tests", *TESTS[:5]]
+    proc = subprocess.Popen(cmd, cwd=ROOT, env=child_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                            stdin=subprocess.DEVNULL)
+    results = tmp_path / "out" / "results" / "sam_slow_merge.json"
+    logs = tmp_path / "out" / "logs"
+    until = time.monotonic() + 60
+    while time.monotonic() < until and not any(logs.glob("*.log")):  # its grade command has started
+        time.sleep(0.2)
+    time.sleep(8)
+    proc.send_signal(signal.SIGTERM)
+    signalled = time.monotonic()
+    out, err = proc.communicate(timeout=60)
+    assert proc.returncode == 128 + signal.SIGTERM, err[-2000:]
+    assert time.monotonic() - signalled < 25, err[-2000:]
+    written = json.loads(results.read_text())
+    assert "grading stopped by SIGTERM" in written["output"] or "stopped by SIGTERM" in json.dumps(written), written
+    again = run_batch(folder, tmp_path / "out", policy)  # not reused: graded in full this time
+    assert "0 reused" in again.stdout, again.stdout[-2000:]
 
 
 def test_safe_extract_rejects_escapes_links_and_oversize(tmp_path):
