@@ -260,7 +260,11 @@ class ClusterRunner:
 
     def in_flight(self, jobs: int) -> int:
         """Submissions handed to the cluster at once: ``jobs``, at least twice its threads."""
-        threads = sum(w.get("nthreads", 1) for w in self.client.scheduler_info(n_workers=-1)["workers"].values())
+        try:
+            info = self.client.scheduler_info(n_workers=-1)  # every worker, whatever the default
+        except TypeError:  # older versions: no such option, every worker shown
+            info = self.client.scheduler_info()
+        threads = sum(w.get("nthreads", 1) for w in info["workers"].values())
         return max(jobs, 2 * threads)
 
     def __call__(self, root: Path, results_path: Path, report_path: Path, log: Path, opts) -> int:
