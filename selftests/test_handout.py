@@ -100,6 +100,13 @@ def test_handout_has_what_students_need_and_nothing_else(handout):
     assert not described, f"the handout names hidden test files: {described}"
 
 
+def test_handout_ships_the_grading_lock_its_readme_and_workflow_install(handout):
+    assert (handout / "grading.lock").read_bytes() == (ROOT / "grading.lock").read_bytes()
+    workflow = (handout / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
+    assert "pip install -r grading.lock" in workflow
+    assert "pip install -r grading.lock" in (handout / "README.md").read_text(encoding="utf-8")
+
+
 def readme_doctest_command(readme: str) -> list[str]:
     """The README's command for the examples of every docstring (the whole student/ folder)."""
     found = re.findall(r"`(python -m pytest --doctest-modules student/)`", readme)

@@ -1,16 +1,15 @@
 """The grading environment is pinned (issue 22): ``grading.lock`` holds every runtime package
 at an exact version within ``pyproject.toml``'s ranges, and what installs the grading
 environment elsewhere installs exactly it: the exported Gradescope autograder's ``setup.sh``,
-the handout's GitHub Classroom workflow and its README's set-up. (That the lock is complete,
-nothing missing for its own versions, is checked where it is installed: ``.ci/run``.)
+the handout's GitHub Classroom workflow and its README's set-up (the handout ships the lock:
+test_handout). That the lock is complete, nothing missing for its own versions, is checked
+where it is installed: ``.ci/run``.
 """
 
 from __future__ import annotations
 
 import re
 import shlex
-import subprocess
-import sys
 import tomllib
 import zipfile
 from pathlib import Path
@@ -19,8 +18,6 @@ import pytest
 import yaml
 from packaging.requirements import Requirement
 from packaging.utils import canonicalize_name
-
-from harness.childenv import child_env
 
 from .support import ROOT
 
@@ -62,20 +59,6 @@ def test_the_lock_leaves_the_project_itself_out():
         LOCK.read_text(encoding="utf-8"))
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> tuple[Path, Path]:
-    """``python -m grader handout OUT --gradescope ZIP``: the handout and the unpacked autograder."""
-    out = tmp_path_factory.mktemp("lock-export")
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "handout", str(out / "handout"), "--gradescope", str(out / "autograder.zip")],
-        cwd=ROOT, env=child_env(), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 0, proc.stderr + proc.stdout
-    with zipfile.ZipFile(out / "autograder.zip") as zf:
-        zf.extractall(out / "autograder")
-    return out / "handout", out / "autograder"
-
-
 def pip_installs(script: str) -> list[list[str]]:
     """The arguments after ``pip install`` of each such command in a shell script or step."""
     found = []
@@ -115,24 +98,30 @@ def assert_installs_exactly_the_lock(installs: list[list[str]], where: Path) -> 
     assert sorted(pins("\n".join(requirements)).values()) == sorted(pins(LOCK.read_text(encoding="utf-8")).values())
 
 
-def test_gradescope_setup_installs_exactly_the_locked_versions(exported):
-    _, autograder = exported
-    setup = (autograder / "setup.sh").read_text(encoding="utf-8")
-    assert_installs_exactly_the_lock(pip_installs(setup), autograder)
+def test_gradescope_setup_installs_exactly_the_locked_versions(tmp_path):
+    from grader.gradescope import export_gradescope
+
+    export_gradescope(tmp_path / "autograder.zip")
+    with zipfile.ZipFile(tmp_path / "autograder.zip") as zf:
+        zf.extractall(tmp_path / "autograder")
+    setup = (tmp_path / "autograder" / "setup.sh").read_text(encoding="utf-8")
+    assert_installs_exactly_the_lock(pip_installs(setup), tmp_path / "autograder")
 
 
-def test_the_classroom_workflow_installs_exactly_the_locked_versions(exported):
-    handout, _ = exported
-    workflow = yaml.safe_load((handout / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8"))
+def test_the_classroom_workflow_installs_exactly_the_locked_versions():
+    from grader.classroom import classroom_workflow
+
+    workflow = yaml.safe_load(classroom_workflow([], {}))  # the install step does not depend on the groups
     steps = workflow["jobs"]["run-autograding-tests"]["steps"]
     runs = "\n".join(step.get("run", "") + "\n" + step.get("with", {}).get("setup-command", "") for step in steps)
-    assert_installs_exactly_the_lock(pip_installs(runs), handout)
+    assert_installs_exactly_the_lock(pip_installs(runs), ROOT)  # run in the handout, which ships the lock
 
 
-def test_the_handout_readme_sets_up_with_the_locked_versions(exported):
-    handout, _ = exported
-    readme = (handout / "README.md").read_text(encoding="utf-8")
+def test_the_handout_readme_sets_up_with_the_locked_versions():
+    from grader.config import load_config
+    from grader.handout import handout_readme
+
+    readme = handout_readme([], load_config(ROOT / "grading.yaml"))
     set_up = re.search(r"## Set-up.*?```bash\n(.*?)```", readme, re.S)
     assert set_up, "the handout README has no set-up commands"
-    assert_installs_exactly_the_lock(pip_installs(set_up.group(1)), handout)
-    assert (handout / "grading.lock").read_bytes() == LOCK.read_bytes()
+    assert_installs_exactly_the_lock(pip_installs(set_up.group(1)), ROOT)  # run in the handout, which ships the lock
