@@ -234,15 +234,17 @@ def _held(pid: int, precise: bool) -> int:
     cheaply from ``/proc/<pid>/status`` (a page shared after a fork counts in each process),
     or, ``precise``, its proportional share from ``/proc/<pid>/smaps_rollup``."""
     fields = ("Pss_Anon:", "Pss_Shmem:") if precise else ("RssAnon:", "RssShmem:")
-    total = 0
+    total, pss = 0, 0
     try:
         with open(f"/proc/{pid}/smaps_rollup" if precise else f"/proc/{pid}/status") as f:
             for line in f:
                 if line.startswith(fields):
                     total += int(line.split()[1]) * 1024
+                elif line.startswith("Pss:"):
+                    pss = int(line.split()[1]) * 1024
     except (OSError, ValueError, IndexError):
         return 0
-    return total
+    return total or pss  # kernels before 5.8 give Pss alone: file pages then count too
 
 
 class TreeLimit:
