@@ -23,7 +23,8 @@ from pathlib import Path
 
 from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
 from harness.childenv import child_env
-from sandbox import leftovers
+from harness.printable import printable, utf8_safe
+from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
@@ -38,6 +39,7 @@ STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # results; the test run itself aims to end RUN_MARGIN seconds before that (its last test
 # cut short, the rest not reached). Both at most a tenth of the budget.
 WRAP_UP, RUN_MARGIN = STOP_GRACE + 3.0, 10.0
+PEAK_EVERY = 0.5  # seconds between readings of the test run's peak memory
 # the installed pytest plugins the graded suite uses, loaded by name: the test run turns off
 # plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so other installed plugins (anyio,
 # pytest-benchmark, ...) cannot change how tests run, and pytest does not rewrite the asserts
@@ -126,7 +128,7 @@ def _share(seconds: float, budget: float) -> float:
 
 def _say(req: GradeRequest, text: str) -> None:
     if not req.quiet:
-        print(text, flush=True)
+        print(utf8_safe(text), flush=True)
 
 
 def _isolation_available() -> bool:
@@ -161,15 +163,23 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, pat
     return cmd
 
 
-def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float) -> int | str:
+def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float, peak: list[float]) -> int | str:
     """Run the pytest command; its exit status, or why it was stopped (at the end of the time
     budget ``req.max_time`` less its wrap-up, or by a signal to ``grade``): SIGTERM first (the grading plugin then stops its workers
-    and removes their sandboxes), SIGKILL after ``STOP_GRACE`` seconds."""
+    and removes their sandboxes), SIGKILL after ``STOP_GRACE`` seconds. ``peak[0]`` gets its peak
+    memory (MB) read from outside, true even if it is killed before reporting its own."""
     proc = subprocess.Popen(
         cmd, cwd=ROOT, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
-        return proc.wait(timeout=max(0.0, started + req.max_time - _share(WRAP_UP, req.max_time) - time.monotonic()))
+        while True:
+            peak[0] = max(peak[0], (proctree.status_kb(proc.pid, "VmHWM") or 0) / 1024)
+            left = started + req.max_time - _share(WRAP_UP, req.max_time) - time.monotonic()
+            try:
+                return proc.wait(timeout=max(0.0, min(PEAK_EVERY, left)))
+            except subprocess.TimeoutExpired:
+                if left <= PEAK_EVERY:
+                    raise
     except subprocess.TimeoutExpired:
         _stop(proc, min(STOP_GRACE, _share(WRAP_UP, req.max_time) / 2))
         return run_stopped_at_budget(req)
@@ -196,19 +206,20 @@ def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
 
 
 def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
-    """Lines saying which layout was detected, what the copy left out and which packages
-    the submission imports that are not installed here."""
-    from harness.submission import detect_layout
+    """Lines saying which layout was detected, what the copy left out and which packages the
+    submission imports that are not installed here: escaped and cut (``printable``), a package
+    named only if the submission's own source imports it (``missing_packages``)."""
+    from harness.submission import detect_layout, listed, missing_packages
 
     notes = []
     if req.submission is not None:
         layout = detect_layout(req.submission)
         notes.append(f"layout: {layout.describe()}" if layout else "layout: none (no adapters.py, nor tests/adapters.py)")
     loaded = loaded if isinstance(loaded, dict) else {}
-    left_out = [str(n) for n in loaded.get("left_out") or []]
+    left_out = [printable(n, 300) for n in listed(loaded.get("left_out"), 6)]
     if left_out:
         notes.append("left out of the copy graded: " + "; ".join(left_out))
-    missing = [str(n) for n in loaded.get("stand_ins") or []]
+    missing = missing_packages(listed(loaded.get("stand_ins"), 20), req.submission or ROOT)
     if missing:
         starter = [n for n in missing if n in CS336_EXTRA]
         hint = (f"; {', '.join(starter)}: declared by CS336's starter, installed by `pip install -e .[cs336]` where grading runs"
@@ -221,7 +232,7 @@ def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
 
 
 def fail(req: GradeRequest, reason: str, code: int, started: float, **report) -> int:
-    print(f"grade: {reason}", file=sys.stderr, flush=True)
+    print(f"grade: {utf8_safe(reason)}", file=sys.stderr, flush=True)
     write_json(req.results, failure_json(reason, time.monotonic() - started))
     if req.report:
         write_json(req.report, {"error": reason, "score": 0.0, "seconds": round(time.monotonic() - started, 3), "tests": [], **report})
@@ -231,7 +242,7 @@ def fail(req: GradeRequest, reason: str, code: int, started: float, **report) ->
 def harness_failed(req: GradeRequest, reason: str, started: float) -> int:
     """Grading could not run for a reason that is the harness's, not the submission's: exit 1,
     and a results file that says so, with no score (Gradescope shows the output, not a 0)."""
-    print(f"grade: {reason}", file=sys.stderr, flush=True)
+    print(f"grade: {utf8_safe(reason)}", file=sys.stderr, flush=True)
     seconds = round(time.monotonic() - started, 1)
     write_json(req.results, {
         "execution_time": seconds,
@@ -318,9 +329,10 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
         run_ends = started + req.max_time - _share(WRAP_UP, req.max_time) - _share(RUN_MARGIN, req.max_time)
         cmd += ["--grading-deadline", f"{time.time() + run_ends - time.monotonic():.3f}", "--grading-budget", f"{req.max_time:g}"]
         env[leftovers.STATE_ENV] = tmp
+        peak = [0.0]
         with open(log_path, "w", encoding="utf-8") as log:
             try:
-                code = run_tests(cmd, env, log, req, started)
+                code = run_tests(cmd, env, log, req, started, peak)
                 _hold_signals()
             finally:  # whatever the test run left running or on disk, if it died without cleaning up
                 leftovers.sweep(Path(tmp))
@@ -335,6 +347,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
         for test in report.get("tests", []):
             if test.get("outcome") == "not run" and not test.get("output") and not_run:
                 test["output"] = not_run
+        report["peak_rss_mb"] = max(report.get("peak_rss_mb") or 0.0, peak[0])
     return code, report, Path(tmp)
 
 

@@ -86,6 +86,7 @@ class GradingSession:
         self.budget = config.getoption("grading_budget")
         self.capped: set[str] = set()  # tests whose timeout was cut to the time left
         self.breaker = config.stash[keys.BREAKER] = Breaker(policy.time.timeouts_in_a_row)
+        self.noted: dict = {}  # the facts journaled last (see _note_facts)
         try:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._terminated)
@@ -95,6 +96,11 @@ class GradingSession:
     def _terminated(self, signum, frame) -> None:
         """Stopped from outside: end every worker (their processes and sandboxes) and exit;
         the journal already holds every finished test."""
+        if self.tests:  # collected: the report as it stands, with the grader's peak memory and isolation so far
+            try:
+                self.write(incomplete=True)
+            except Exception:
+                pass
         self.journal.close()
         registry.close_all()
         os._exit(128 + signum)
@@ -187,6 +193,7 @@ class GradingSession:
     def _finished(self, test: dict) -> None:
         """``test`` is over: journaled, and its group's count of tests to go updated."""
         self.journal.add(test)
+        self._note_facts()
         self.remaining[test["group"]] -= 1
         self._say_groups_done()
         if test["visibility"] == "visible":
@@ -252,6 +259,17 @@ class GradingSession:
         if self.visible_ended == len(visible) < len(self.tests) and self.said == 0:
             passed = sum(t["outcome"] == "passed" for t in visible)
             print(f"[grade] visible tests: {passed}/{len(visible)} cases passed; the others next", file=sys.stderr, flush=True)
+
+    def _note_facts(self) -> None:
+        """Journal the grader's peak memory and the isolation in force when they changed, so
+        that a run stopped early reports them as they were at its last finished test."""
+        facts = {"peak_rss_mb": _peak_rss_mb()}
+        confinement = self.config.stash.get(keys.CONFINEMENT, None)
+        if confinement:
+            facts["isolation"] = confinement
+        if facts != self.noted:
+            self.noted = facts
+            self.journal.note(**facts)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         self.write(exitstatus=int(exitstatus), seconds=time.monotonic() - self.started)

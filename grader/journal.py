@@ -34,6 +34,14 @@ class Journal:
         self._file.write(json.dumps(entry, ensure_ascii=True) + "\n")
         self._file.flush()
 
+    def note(self, **facts) -> None:
+        """Append facts about the run so far (``peak_rss_mb``, ``isolation``): one line
+        ``{"facts": {...}}``, replayed over the report's own."""
+        if self._file is None:
+            return
+        self._file.write(json.dumps({"facts": facts}, ensure_ascii=True) + "\n")
+        self._file.flush()
+
     def close(self) -> None:
         if self._file is not None:
             self._file.close()
@@ -42,7 +50,8 @@ class Journal:
 
 def replay(report: dict, path: Path) -> int:
     """Update ``report["tests"]`` in place with the journal at ``path`` (entries matched by
-    node id; a torn last line is ignored); returns how many entries were applied."""
+    node id; a torn last line is ignored) and its facts (the highest ``peak_rss_mb``, the
+    last ``isolation``); returns how many test entries were applied."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
@@ -54,8 +63,19 @@ def replay(report: dict, path: Path) -> int:
             entry = json.loads(line)
         except ValueError:
             continue  # the run was killed in the middle of this write
+        if type(entry) is dict and type(entry.get("facts")) is dict:
+            _replay_facts(report, entry["facts"])
+            continue
         i = index.get(entry.get("nodeid")) if type(entry) is dict else None
         if i is not None:
             report["tests"][i] = entry
             applied += 1
     return applied
+
+
+def _replay_facts(report: dict, facts: dict) -> None:
+    peak = facts.get("peak_rss_mb")
+    if type(peak) in (int, float) and peak > (report.get("peak_rss_mb") or 0):
+        report["peak_rss_mb"] = peak
+    if type(facts.get("isolation")) is str:
+        report["isolation"] = facts["isolation"]

@@ -14,12 +14,14 @@ JUnit XML and the terminal table are written from these entries; the plain JSON 
 from __future__ import annotations
 
 import json
+import re
 import xml.etree.ElementTree as ET
 from dataclasses import dataclass, field
 from fractions import Fraction
 from pathlib import Path
 
 from harness import ROOT
+from harness.printable import escape_char, utf8_safe
 from .config import Config
 from .feedback import bounded, first_divergence, known_bug_lines, md_block, md_code, md_text, rule_name, split_nodeid
 from .points import cents_text, largest_remainder, proportional_cents, to_cents
@@ -318,10 +320,25 @@ def failure_json(reason: str, execution_time: float = 0.0) -> dict:
 
 
 def write_json(path: Path, data: dict) -> None:
+    """Write ``data`` as UTF-8 JSON, whatever its strings hold (a lone surrogate, such as a
+    byte of a file name that is not UTF-8, is written as its escape: ``\\xff``)."""
     path.parent.mkdir(parents=True, exist_ok=True)
     tmp = path.with_name(path.name + ".tmp")
-    tmp.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+    tmp.write_text(json.dumps(utf8_tree(data), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
+
+
+def utf8_tree(value):
+    """``value`` (JSON-like data) with every string, keys included, made writable as UTF-8
+    (:func:`harness.printable.utf8_safe`)."""
+    kind = type(value)
+    if kind is str:
+        return utf8_safe(value)
+    if kind is dict:
+        return {utf8_safe(k) if type(k) is str else k: utf8_tree(v) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [utf8_tree(v) for v in value]
+    return value
 
 
 def write_junit(path: Path, groups: list[GroupResult]) -> None:
@@ -332,13 +349,21 @@ def write_junit(path: Path, groups: list[GroupResult]) -> None:
             root, "testsuite", name=g.name, tests=str(g.total), failures=str(g.total - g.passed), time=f"{g.seconds:.3f}"
         )
         for e in g.tests:
-            case = ET.SubElement(suite, "testcase", classname=g.name, name=e.name, time=f"{e.duration:.3f}")
+            case = ET.SubElement(suite, "testcase", classname=g.name, name=_xml_text(e.name), time=f"{e.duration:.3f}")
             if e.status != "passed":
                 first = e.text.strip().splitlines()[0] if e.text.strip() else "failed"
-                failure = ET.SubElement(case, "failure", message=first)
-                failure.text = f"{e.key}: {cents_text(e.score_cents)} of {cents_text(e.max_cents)} points\n{e.text}"
+                failure = ET.SubElement(case, "failure", message=_xml_text(first))
+                failure.text = _xml_text(f"{e.key}: {cents_text(e.score_cents)} of {cents_text(e.max_cents)} points\n{e.text}")
     path.parent.mkdir(parents=True, exist_ok=True)
     ET.ElementTree(root).write(path, encoding="utf-8", xml_declaration=True)
+
+
+_NOT_XML = re.compile("[\x00-\x08\x0b\x0c\x0e-\x1f\ud800-\udfff\ufffe\uffff]")
+
+
+def _xml_text(text: str) -> str:
+    """``text`` as XML 1.0 may hold it: characters it cannot hold escaped (newlines and tabs kept)."""
+    return _NOT_XML.sub(lambda m: escape_char(m.group()), text)
 
 
 def plain_report(groups: list[GroupResult], report: dict, **meta) -> dict:

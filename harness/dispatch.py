@@ -80,6 +80,7 @@ class Dispatcher:
         self._broken: Broken | None = None
         self.to_plain = to_plain
         self.objects: dict[int, Any] = {}
+        self.made = 0  # objects made so far
 
     @property
     def adapters(self) -> ModuleType:
@@ -103,7 +104,8 @@ class Dispatcher:
             raise NotImplementedError(f"adapters.{adapter} is missing from adapters.py")
         result = fn(*args)
         if returns_handle:
-            handle = len(self.objects) + 1
+            self.made += 1
+            handle = self.made  # never a handle given before, even after some were forgotten
             self.objects[handle] = result
             return handle
         return self.to_plain(result, f"adapters.{adapter}(...)")

@@ -13,6 +13,7 @@ import contextlib
 import functools
 import os
 import sys
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from types import ModuleType
@@ -111,6 +112,10 @@ class LocalBackend:
 
     def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
         return self.dispatch.probe(probe, handle, args)
+
+    def forget(self, handle: int) -> None:
+        """Nothing holds object ``handle`` any longer: let it go."""
+        self.dispatch.objects.pop(handle, None)
 
 
 def _record(impl: "Implementation", call: tuple, outcome: Any) -> None:
@@ -220,7 +225,11 @@ class Implementation:
             raise
         self.ended(adapter, None)
         if spec.handle is not None:
-            return Handle(self, value, spec.handle, adapter, (adapter, args))
+            made = Handle(self, value, spec.handle, adapter, (adapter, args))
+            forget = getattr(self.backend, "forget", None)
+            if forget is not None:  # what the backend keeps for this object goes with it
+                weakref.finalize(made, forget, value)
+            return made
         _record(self, ("call", adapter, args), value)
         V.wrong_result(f"adapters.{adapter}(...)", spec.shape, value)
         return value

@@ -18,7 +18,8 @@ Session state (``config.stash``):
   put there by the grading plugin; absent in a plain ``pytest`` run.
 
 Test state (``item.stash``): :data:`RECORDS`, the submission's calls during the test's call
-phase with their outcomes (the last 20), when :data:`RECORD_CALLS` asked for them.
+phase with their outcomes (the last 20, bounded in size: :mod:`harness.recording`), until
+its teardown, when :data:`RECORD_CALLS` asked for them.
 """
 
 from __future__ import annotations

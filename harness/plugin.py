@@ -9,7 +9,7 @@ The layers above plug in through hooks and the session's stash (:mod:`harness.ke
 imported from here: ``pytest_bpe_make_backend`` (:mod:`harness.hooks`) gives the backend
 (``sandbox.plugin``'s isolated worker under ``--isolate``); when a plugin sets
 ``RECORD_CALLS``, each test's calls into the submission are kept in ``item.stash[RECORDS]``
-(the grading plugin hands them to the known-bug diagnosis).
+(the grading plugin hands them to the known-bug diagnosis) until the test's teardown.
 """
 
 from __future__ import annotations
@@ -132,9 +132,18 @@ def pytest_runtest_call(item: pytest.Item):
     if log is None or not item.config.stash.get(keys.RECORD_CALLS, False):
         yield
         return
-    log.records = item.stash[keys.RECORDS] = []
+    records = item.stash[keys.RECORDS] = []
+    log.start(records)
     yield
-    log.records = None
+    log.stop()
+
+
+@pytest.hookimpl(trylast=True)
+def pytest_runtest_teardown(item: pytest.Item) -> None:
+    # the call's report (and the diagnosis reading the records) is made: the records go,
+    # instead of living as long as the session's items (what they hold came from the submission)
+    if keys.RECORDS in item.stash:
+        del item.stash[keys.RECORDS]
 
 
 def _one_line(excinfo: pytest.ExceptionInfo, config: pytest.Config | None = None) -> str | None:

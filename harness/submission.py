@@ -20,17 +20,22 @@ else copied by content into files of its own. What was left out is named in ``no
 
 from __future__ import annotations
 
+import ast
 import os
 import shutil
 import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from .printable import printable
+
 MAX_BYTES = 100_000_000  # total size of what is copied
 MAX_FILES = 5_000  # files and folders copied
 MAX_DEPTH = 32  # folders inside folders; deeper ones are left out, with a note
 MAX_FILE_BYTES = 16_000_000  # bigger files (data sets, checkpoints) are left out, with a note
 NOTES_SHOWN = 5  # notes named one by one; the rest are counted
+MAX_NAME = 200  # characters of a path shown in a note
+PACKAGES_SHOWN = 8  # packages named in a layout's description
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".ipynb_checkpoints", "node_modules", "__MACOSX", ".eggs", ".idea", ".vscode", "wandb",
@@ -54,7 +59,9 @@ class Layout:
         if not self.packages:
             return f"{self.kind} layout ({self.adapters})"
         noun = "package" if len(self.packages) == 1 else "packages"
-        return f"{self.kind} layout ({self.adapters}, {noun} {', '.join(p + '/' for p in self.packages)})"
+        shown = [printable(p, 60) + "/" for p in self.packages[:PACKAGES_SHOWN]]
+        more = len(self.packages) - PACKAGES_SHOWN
+        return f"{self.kind} layout ({self.adapters}, {noun} {', '.join(shown)}{f' and {more} more' if more > 0 else ''})"
 
 
 def _packages(root: Path) -> tuple[str, ...]:
@@ -107,6 +114,12 @@ class Scan:
         return shown + ([f"and {more} more left out"] if more else [])
 
 
+def _shown(path: str) -> str:
+    """A path of the submission as a note shows it: on one line, whatever bytes its name
+    holds (escaped: :func:`harness.printable.printable`), cut to :data:`MAX_NAME`."""
+    return printable(path, MAX_NAME)
+
+
 def _is_venv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
@@ -147,7 +160,7 @@ class _Walk:
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
         except OSError as err:
-            out.left_out.append(f"{rel or '.'}: unreadable ({err.strerror})")
+            out.left_out.append(f"{_shown(rel or '.')}: unreadable ({err.strerror})")
             return []
         subdirs: list[str] = []
         for entry in entries:
@@ -168,44 +181,88 @@ class _Walk:
         try:
             st = entry.stat(follow_symlinks=False)
         except OSError as err:
-            out.left_out.append(f"{path}: unreadable ({err.strerror})")
+            out.left_out.append(f"{_shown(path)}: unreadable ({err.strerror})")
             return
         if stat.S_ISLNK(st.st_mode):
             target = os.path.realpath(entry.path)
             if not (target + os.sep).startswith(str(out.root) + os.sep) or target == str(out.root):
-                out.left_out.append(f"{path}: a symbolic link to outside the submission, left out")
+                out.left_out.append(f"{_shown(path)}: a symbolic link to outside the submission, left out")
             elif not os.path.exists(target):
-                out.left_out.append(f"{path}: a symbolic link to nothing, left out")
+                out.left_out.append(f"{_shown(path)}: a symbolic link to nothing, left out")
             else:
                 out.links.append((path, os.path.relpath(target, os.path.realpath(folder))))
         elif stat.S_ISDIR(st.st_mode):
             if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path):
                 return
             if depth + 1 > MAX_DEPTH:
-                out.left_out.append(f"{path[:200]}: folders nested more than {MAX_DEPTH} deep, left out")
+                out.left_out.append(f"{_shown(path)}: folders nested more than {MAX_DEPTH} deep, left out")
                 return
             subdirs.append(path)
         elif stat.S_ISREG(st.st_mode):
             if st.st_size > MAX_FILE_BYTES:
-                out.left_out.append(f"{path}: {st.st_size:,} bytes, more than {MAX_FILE_BYTES:,}, left out")
+                out.left_out.append(f"{_shown(path)}: {st.st_size:,} bytes, more than {MAX_FILE_BYTES:,}, left out")
             elif st.st_nlink > 1 and self.only is None:
                 self.inodes.setdefault((st.st_dev, st.st_ino), []).append((path, st.st_nlink, st.st_size))
             else:
                 self.total += st.st_size
                 out.files.append((path, st.st_size))
         else:
-            out.left_out.append(f"{path}: not a regular file, left out")
+            out.left_out.append(f"{_shown(path)}: not a regular file, left out")
 
     def add_hard_links(self) -> None:
         """Files with several names: copied when every name is inside the submission."""
         for links in self.inodes.values():
             _, nlink, size = links[0]
             if len(links) < nlink:  # another name of this file lives outside the submission
-                self.out.left_out += [f"{p}: a hard link to a file outside the submission, left out" for p, _, _ in links]
+                self.out.left_out += [f"{_shown(p)}: a hard link to a file outside the submission, left out" for p, _, _ in links]
                 continue
             for path, _, _ in links:
                 self.total += size
                 self.out.files.append((path, size))
+
+
+def imported_packages(root: Path | str, most_bytes: int = 20_000_000) -> set[str]:
+    """The top-level packages the Python files of the submission in ``root`` import
+    (``import a.b``, ``from a import b``; anywhere in a file, links not followed), read
+    from its own source: what a worker may claim it lacks. Files over 1 MB, or past
+    ``most_bytes`` read in all, are not read."""
+    found: set[str] = set()
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(folder, d))]
+        for name in files:
+            path = os.path.join(folder, name)
+            if not name.endswith(".py") or os.path.islink(path):
+                continue
+            try:
+                if os.path.getsize(path) > 1_000_000 or most_bytes <= 0:
+                    continue
+                with open(path, "rb") as f:
+                    source = f.read()
+                most_bytes -= len(source)
+                tree = ast.parse(source)
+            except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
+                continue
+            for node in ast.walk(tree):
+                if isinstance(node, ast.Import):
+                    found.update(alias.name.partition(".")[0] for alias in node.names)
+                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+                    found.add(node.module.partition(".")[0])
+    return found
+
+
+def listed(value: object, most: int) -> list[str]:
+    """The first ``most`` items of ``value`` as strings if it is a list (a report's), else none."""
+    return [str(n) for n in value[:most]] if type(value) is list else []
+
+
+def missing_packages(claimed: list[str], source: Path | str) -> list[str]:
+    """The package names a worker said it stood in for that can be shown: Python names of at
+    most 100 characters that the submission's own source (in ``source``) imports."""
+    names = [n for n in claimed if n.isidentifier() and len(n) <= 100]
+    if not names:
+        return []
+    imported = imported_packages(source)
+    return [n for n in dict.fromkeys(names) if n in imported]
 
 
 def copy_submission(src: Path | str, dest: Path | str, only: tuple[str, ...] | None = None,
@@ -221,17 +278,17 @@ def copy_submission(src: Path | str, dest: Path | str, only: tuple[str, ...] | N
         try:
             (dest / rel).mkdir(mode=0o755, exist_ok=True)
         except OSError as err:  # a path too long for the sandbox, say
-            found.left_out.append(f"{rel[:200]}: could not be copied ({err.strerror}), left out")
+            found.left_out.append(f"{_shown(rel)}: could not be copied ({err.strerror}), left out")
     for rel, _ in found.files:
         try:
             _copy_file(found.root / rel, dest / rel)
         except OSError as err:
-            found.left_out.append(f"{rel[:200]}: could not be copied ({err.strerror}), left out")
+            found.left_out.append(f"{_shown(rel)}: could not be copied ({err.strerror}), left out")
     for rel, target in found.links:
         try:
             os.symlink(target, dest / rel)
         except OSError as err:
-            found.left_out.append(f"{rel[:200]}: could not be copied ({err.strerror}), left out")
+            found.left_out.append(f"{_shown(rel)}: could not be copied ({err.strerror}), left out")
     return found
 
 

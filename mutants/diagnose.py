@@ -25,6 +25,8 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.recording import Large
+
 from .build import ROOT, build
 from .catalogue import CATALOGUE, Mutant
 
@@ -33,6 +35,7 @@ MAX_INPUT = 300_000  # skip calls whose arguments are bigger (characters / items
 TEST_BUDGET = 20.0  # seconds of replay per failing test
 SESSION_BUDGET = 120.0  # seconds of replay per pytest session
 GROUP_MISSES = 3  # failures of a part with no matching mutant before that part is skipped
+MAX_HANDLES = 8  # tokenizers made for replays kept (each keeps its recipe alive)
 PREFIX = "this matches a known bug: "
 
 
@@ -73,7 +76,7 @@ class Replayer:
         self._local = LocalBackend
         self.dir: Path | None = None
         self.backends: dict[str, Any] = {"reference": LocalBackend("reference")}
-        self.handles: dict[tuple[str, int], int] = {}
+        self.handles: dict[tuple[str, int], tuple[tuple, int]] = {}  # -> (recipe, handle)
         self.spent = 0.0
         self.misses: dict[str, int] = {}  # part -> failures that matched no mutant
         self.last: dict[str, Mutant] = {}  # part -> the mutant matched last (tried first)
@@ -96,9 +99,16 @@ class Replayer:
                 return backend.call(call[1], call[2], False)
             _, recipe, name, args = call
             key = (mutant.name if mutant else "reference", id(recipe))
-            if key not in self.handles:
-                self.handles[key] = backend.call(recipe[0], recipe[1], True)
-            return backend.method(self.handles[key], name, args)
+            made = self.handles.get(key)
+            if made is None or made[0] is not recipe:  # records end with their test: an id may be reused
+                if made is not None:
+                    backend.forget(self.handles.pop(key)[1])
+                made = self.handles[key] = (recipe, backend.call(recipe[0], recipe[1], True))
+                while len(self.handles) > MAX_HANDLES:  # the tokenizers and recipes kept alive here stay few
+                    oldest = next(iter(self.handles))
+                    _, old = self.handles.pop(oldest)
+                    self.backends[oldest[0]].forget(old)
+            return backend.method(made[1], name, args)
         except Exception as err:  # the outcome of a call may be an exception
             return err
 
@@ -111,6 +121,8 @@ class Replayer:
             if not candidates or self.misses.get(group, 0) >= GROUP_MISSES:
                 return None
             recent = [r for r in records[-MAX_CALLS:] if _replayable(r[0])]
+            if any(isinstance(got, Large) for _, got in recent):
+                return None  # a result too large to keep: no catalogued bug returns one
             wrong = [(call, got) for call, got in recent if not _same(got, self.run(None, call))]
             if not wrong:
                 return None

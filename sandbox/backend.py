@@ -239,7 +239,7 @@ class WorkerBackend:
                 self._retire()
             why = self._deaths.get(generation, "was restarted")
             lost = f"the worker running your code {why} after this tokenizer was made, and the tokenizer died with it"
-            if handle in self._unmakeable:
+            if handle in self._unmakeable or handle not in self._recipes:
                 raise WorkerDied(f"{lost}; making it again failed before")
             # another test's failure must not fail every later test sharing this tokenizer:
             # make it again, the same way, in a fresh worker (unless that fails)
@@ -265,7 +265,7 @@ class WorkerBackend:
             with self._paths.call(self, proc):
                 value = self._request(["call", adapter, returns_handle], f"running adapters.{adapter}(...)", wire_args)
                 if copy_back and self._proc is proc:
-                    self._paths.copy_back(copy_back, proc, self.limits.file_bytes)
+                    self._paths.copy_back(copy_back, proc, self.limits.copy_back_bytes, adapter)
             if returns_handle:
                 if type(value) is not int:
                     raise proc.violation("sent a handle that is not an int")
@@ -275,6 +275,12 @@ class WorkerBackend:
                 self._recipes[ours] = (adapter, args)
                 return ours
             return value
+
+    def forget(self, handle: int) -> None:
+        """The test side no longer holds tokenizer ``handle``: its recipe (the arguments that
+        made it, which may be the submission's own huge results) is not kept any longer.
+        Called by a finalizer, at any point: one dict removal, no lock."""
+        self._recipes.pop(handle, None)
 
     def method(self, handle: int, name: str, args: tuple) -> Any:
         __tracebackhide__ = True

@@ -11,6 +11,7 @@ its private copy, so it imports only the standard library and :mod:`harness.valu
 from __future__ import annotations
 
 import os
+import re
 import select
 import time
 from itertools import chain
@@ -54,6 +55,21 @@ def to_plain(value: Any, where: str) -> Any:
     if type(value) is list and (V.only(value, int) or V.only(value, str)):
         return value
     return V.to_plain(value, where)
+
+
+_PACKED = re.compile(rb'"\$i([48])":"')
+
+
+def reply_values(line: bytes | bytearray) -> int:
+    """The values a reply line holds, counted before it is parsed: commas + 1, plus the ids
+    of every packed list of ints (``$i4``/``$i8``: 8 or 16 hex digits each, no commas),
+    which cost the parsed reply as much as any other value."""
+    values = line.count(b",") + 1
+    if b'"$i' in line:
+        for m in _PACKED.finditer(line):
+            end = line.find(b'"', m.end())
+            values += ((end if end >= 0 else len(line)) - m.end()) // (8 if m.group(1) == b"4" else 16)
+    return values
 
 
 # ---- the worker's end ---------------------------------------------------------------
@@ -176,9 +192,13 @@ class TrustedEnd:
         while True:
             end = self.buffer.find(b"\n")
             if end >= 0:
-                line = bytes(self.buffer[:end])
-                del self.buffer[: end + 1]
-                values = line.count(b",") + 1
+                if end == len(self.buffer) - 1:  # the usual case: the line is the whole buffer, taken without a copy
+                    line, self.buffer = self.buffer, bytearray()
+                    del line[end:]
+                else:
+                    line = bytes(memoryview(self.buffer)[:end])
+                    del self.buffer[: end + 1]
+                values = reply_values(line)
                 if values > self.limits.reply_values:  # each value costs far more parsed than sent
                     raise self.violation(f"sent a reply of more than {self.limits.reply_values} values")
                 try:
@@ -186,7 +206,7 @@ class TrustedEnd:
                 except (ValueError, TypeError, RecursionError) as err:
                     raise self.violation(f"sent a malformed message ({err})") from None
                 if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str or msg[1] != rid:
-                    raise self.violation(f"sent an unexpected message ({line[:80]!r})")
+                    raise self.violation(f"sent an unexpected message ({bytes(line[:80])!r})")
                 return msg
             if len(self.buffer) > self.limits.reply_bytes:
                 raise self.violation(f"sent a reply longer than {self.limits.reply_bytes} bytes")

@@ -9,7 +9,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from harness.registry import PATH_ARGS  # which arguments are files read ("in") or written ("out")
+from harness.registry import PATH_ARGS
+from harness.values import WrongResult  # which arguments are files read ("in") or written ("out")
 
 if TYPE_CHECKING:  # pragma: no cover
     from .process import WorkerProcess
@@ -80,9 +81,11 @@ class PathArguments:
         if type(notes) is list:
             notes[:] = [fix(n) if type(n) is str else n for n in notes]
 
-    def copy_back(self, pairs: list[tuple[Path, str]], proc: "WorkerProcess", most: int) -> None:
-        """Copy what the worker wrote to each sandbox path (at most ``most`` bytes, a regular
-        file it owns, never a link) to the path the test gave."""
+    def copy_back(self, pairs: list[tuple[Path, str]], proc: "WorkerProcess", most: int, adapter: str = "") -> None:
+        """Copy what the worker wrote to each sandbox path (a regular file it owns, never a
+        link) to the path the test gave, in pieces (never whole in memory). A file over
+        ``most`` bytes is not copied: the call fails with one line saying so (the tests
+        read what is copied back whole, and no tokenizer file is that big)."""
         for sandboxed, original in pairs:
             try:
                 fd = os.open(sandboxed, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
@@ -92,8 +95,12 @@ class PathArguments:
                 st = os.fstat(src.fileno())
                 if not stat.S_ISREG(st.st_mode) or (proc.uid is not None and st.st_uid != proc.uid):
                     continue  # only a regular file the worker wrote itself, never a link
-                data = src.read(most + 1)[:most]
-            Path(original).write_bytes(data)
+                if st.st_size > most:
+                    raise WrongResult(
+                        f"adapters.{adapter or 'run_save_tokenizer'}(...) wrote {st.st_size:,} bytes to {Path(original).name}, "
+                        f"more than the {most:,} bytes a file written for the tests may have"
+                    )
+                _copy_at_most(src, Path(original), most)
 
     def call(self, backend: Any, proc: "WorkerProcess") -> "_Call":
         """The scope of one call using rewritten paths: an error raised in it shows the paths
@@ -109,6 +116,19 @@ class PathArguments:
         for d in (proc.inputs, proc.outputs):
             for entry in list(d.iterdir()) if d.is_dir() else []:
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def _copy_at_most(src, dest: Path, most: int) -> None:
+    """Copy at most ``most`` bytes of the open file ``src`` to ``dest``, a piece at a time
+    (a process left running could still be making it grow)."""
+    with open(dest, "wb") as out:
+        left = most
+        while left > 0:
+            piece = src.read(min(left, 1 << 20))
+            if not piece:
+                break
+            out.write(piece)
+            left -= len(piece)
 
 
 class _Call:

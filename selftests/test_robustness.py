@@ -51,6 +51,20 @@ STREAM_TESTS = [STREAMS + t for t in (
 STREAM_FAILURES = {STREAM_TESTS[1], STREAM_TESTS[2], STREAM_TESTS[4]}
 HUGE_TESTS = [PAIRS[1], HANGING, "tests/public/test_pretokenize.py::test_pretokenize_matches_gpt2_pattern[emoji]"]
 MAX_GRADER_MB = 1024
+# one or two cases of every adapter and method (encode, decode, the stream, training, saving
+# files): the huge_everywhere attack returns the largest values the caps let through from each
+EVERYWHERE_TESTS = [
+    PRIMITIVES + "test_merge_accepts_ids_beyond_a_byte",
+    PAIRS[1],
+    "tests/public/test_warmup.py::test_character_round_trip[ascii]",
+    "tests/public/test_pretokenize.py::test_pretokenize_hand_worked_examples[DONT]",
+    "tests/public/test_special_tokens.py::test_no_special_tokens_give_the_whole_text[plain]",
+    "tests/public/test_train_bpe.py::test_pair_counts_include_overlapping_occurrences",
+    "tests/public/test_tokenizer_files.py::test_saved_vocab_json_maps_gpt2_strings_to_ids",
+    "tests/public/test_tokenizer.py::test_decode_of_encode_is_the_text[one_space]",
+    "tests/public/test_tokenizer.py::test_decode_of_encode_is_the_text[one_newline]",
+    "tests/public/test_encode_iterable.py::test_encode_iterable_of_file_lines_matches_tiktoken[stories.txt]",
+]
 HIDDEN_MERGES = "tests/hidden/test_primitives_hidden.py::test_merge_leaves_random_input_unmodified"
 AFTER_HANG = PRIMITIVES + "test_merge_replaces_left_to_right_without_overlap"
 HANG_TIMEOUT = 4  # grading.yaml's timeout of the hanging test in the "timed_out" grading
@@ -80,6 +94,7 @@ GRADINGS = {
     "restarts": Grading("restart_every_call", PAIR_AND_MERGE),
     "streams": Grading("misbehaving_streams", STREAM_TESTS, 3),
     "huge": Grading("huge_values", HUGE_TESTS, 20),
+    "everywhere": Grading("huge_everywhere", EVERYWHERE_TESTS, 30, 300),
     "leak": Grading("leak_paths", [HIDDEN_MERGES, PAIRS[1], HANGING, HUGE_TESTS[2]]),
     # a correct submission on the whole public suite, stopped from outside a few seconds in
     "sigterm": Grading("honest", ["tests/public"], stop=signal.SIGTERM),
@@ -107,7 +122,7 @@ def graded(tmp_path_factory):
             threading.Thread(target=signal_grade_when_started, args=(key, base / key, g.stop), daemon=True).start()
         try:
             return grade(g.attack, base / (folder or key), g.tests, call_timeout=g.call_timeout, max_time=g.max_time,
-                         hang_timeout=g.hang_timeout, expect_rc=128 + g.stop if g.stop else 0)
+                         hang_timeout=g.hang_timeout, expect_seconds=max(120, g.max_time), expect_rc=128 + g.stop if g.stop else 0)
         except AssertionError as err:
             return err
 
@@ -185,6 +200,14 @@ def test_a_run_stopped_by_max_time_keeps_the_points_already_graded(graded):
     graded_cases = cases(out)
     assert graded_cases[HANGING]["outcome"] == "not run", out["context"]
     assert sum(t["outcome"] == "passed" for t in graded_cases.values()) == CASES_BEFORE_HANG
+    assert_reported_as_far_as_it_went(out)
+
+
+def assert_reported_as_far_as_it_went(out: dict) -> None:
+    """A run that ended early still says which isolation was in force and reports the grader's
+    peak memory (journaled as tests finish, read from outside while it runs)."""
+    assert "isolation: " in out["results"]["output"], out["context"]
+    assert out["report"]["grader_peak_mb"] > 0, out["context"]
 
 
 def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(graded):
@@ -192,6 +215,7 @@ def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(g
     assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
     assert "the test run stopped early" in out["results"]["output"], out["context"]
     assert cases(out)[HANGING]["outcome"] == "not run", out["context"]
+    assert_reported_as_far_as_it_went(out)
 
 
 @pytest.mark.parametrize("key", ["sigterm", "sigint"])
@@ -279,6 +303,15 @@ def test_huge_returned_values_cost_the_grader_little(graded):
     for test in out["results"]["tests"]:
         assert len(test["output"]) < 5000, test["output"][:300]
     assert len(out["log"]) < 200_000
+
+
+def test_the_grader_stays_within_its_memory_budget_whatever_every_call_returns(graded):
+    out = outcome(graded, "everywhere")
+    assert out["results"]["score"] == 0, out["context"]
+    peak = out["report"]["grader_peak_mb"]
+    assert 0 < peak < MAX_GRADER_MB, f"the grader's test process peaked at {peak} MB\n{out['context']}"
+    for test in out["results"]["tests"]:
+        assert len(test["output"]) < 5000, test["output"][:300]
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")

@@ -1,0 +1,158 @@
+"""What the submission controls reaches the trusted side bounded and printed safely: the
+calls kept for the known-bug diagnosis are bounded whatever they returned, packed ids count
+against a reply's values, the grader's peak memory holds however its test run ends, file
+and module names the submission chose are escaped, capped and checked, and the results
+file is written whatever those names hold (synthetic inputs: no grading run)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+import time
+import unicodedata
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grader.grade import GradeRequest, run_tests, submission_notes
+from grader.journal import Journal, journal_path, replay
+from grader.results import write_json, write_junit
+from harness.printable import printable
+from harness.submission import missing_packages
+from harness.recording import BUDGET, MAX_ITEMS, CallLog, Large, weight
+from harness.values import wire_dumps
+from sandbox.channel import reply_values
+
+UNSAFE = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # categories that could break a line or hide text
+
+
+# ---- the calls kept for the diagnosis -------------------------------------------------------
+
+SIZES = st.sampled_from([0, 1, 10, 1000, MAX_ITEMS // 2, MAX_ITEMS + 1, 3 * MAX_ITEMS])
+
+
+@settings(max_examples=30, deadline=None)
+@given(st.lists(st.tuples(SIZES, SIZES), min_size=1, max_size=40))
+def test_recorded_calls_stay_within_the_budget_whatever_they_carry(sizes):
+    log, records = CallLog(), []
+    log.start(records)
+    for arg_size, out_size in sizes:
+        log(("call", "run_merge", ([7] * arg_size,)), [1] * out_size)
+    kept = [weight(a) for call, out in records for a in (*call[2], out) if not isinstance(a, Large)]
+    assert all(w <= MAX_ITEMS for w in kept)
+    assert sum(kept) <= BUDGET + 2 * MAX_ITEMS  # the last call is always kept
+    assert records[-1][1] == [1] * sizes[-1][1] or isinstance(records[-1][1], Large)
+
+
+def test_a_large_outcome_is_kept_as_a_note_equal_to_nothing():
+    log, records = CallLog(), []
+    log.start(records)
+    log(("call", "run_merge", ([1, 2], (1, 2), 3)), list(range(MAX_ITEMS + 5)))
+    (call, outcome), = records
+    assert isinstance(outcome, Large) and not outcome == outcome and "list" in repr(outcome)
+    assert call == ("call", "run_merge", ([1, 2], (1, 2), 3))
+
+
+@given(st.lists(st.integers(-(1 << 63), (1 << 63) - 1), max_size=300), st.integers(0, 3))
+def test_a_reply_counts_at_least_one_value_per_id_packed_or_not(ids, extra):
+    line = wire_dumps(["ok", 1, ids + [5] * extra]).encode()
+    assert reply_values(line) >= len(ids) + extra
+
+
+# ---- the grader's peak memory ------------------------------------------------------------
+
+
+def test_the_peak_memory_of_a_test_run_stopped_at_its_deadline_is_seen_from_outside(tmp_path):
+    hog = "b = b'x' * (300 << 20); import time; time.sleep(60)"
+    peak = [0.0]
+    with open(tmp_path / "log", "w") as log:
+        code = run_tests([sys.executable, "-c", hog], dict(os.environ), log, GradeRequest(max_time=8, quiet=True), time.monotonic(), peak)
+    assert isinstance(code, str)  # stopped at its budget
+    assert peak[0] >= 300, peak
+
+
+def test_the_journal_keeps_the_highest_peak_and_the_isolation_of_a_run_stopped_early(tmp_path):
+    report_path = tmp_path / "report.json"
+    journal = Journal(report_path)
+    for peak, isolation in ((120.0, None), (480.5, "own user id"), (300.0, "own user id")):
+        journal.add({"nodeid": "t::a", "outcome": "passed"})
+        journal.note(peak_rss_mb=peak, **({"isolation": isolation} if isolation else {}))
+    journal.close()
+    report = {"tests": [{"nodeid": "t::a", "outcome": "not run"}], "peak_rss_mb": 49.0}
+    replay(report, journal_path(report_path))
+    assert (report["peak_rss_mb"], report["isolation"], report["tests"][0]["outcome"]) == (480.5, "own user id", "passed")
+
+
+# ---- names the submission chose ----------------------------------------------------------
+
+
+@given(st.text(max_size=400), st.integers(1, 200))
+def test_printable_text_is_one_line_of_safe_characters_within_its_limit(text, limit):
+    shown = printable(text, limit)
+    assert len(shown) <= limit
+    assert not any(unicodedata.category(ch) in UNSAFE for ch in shown)
+    shown.encode("utf-8")  # no lone surrogate left
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp")), max_size=50))
+def test_printable_leaves_ordinary_text_as_it_is(text):
+    assert printable(text) == text
+
+
+def _submission(root: Path, imports: str) -> Path:
+    (root / "student").mkdir(parents=True)
+    (root / "adapters.py").write_text(imports + "\nfrom student import *\n")
+    (root / "student" / "__init__.py").write_text("import numpy as np\n")
+    return root
+
+
+@given(st.lists(st.text(max_size=120), max_size=8))
+@settings(max_examples=60, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_missing_modules_are_named_only_if_the_submission_imports_them(tmp_path, claimed):
+    sub = tmp_path / "sub"
+    if not sub.exists():
+        _submission(sub, "import torch, jaxtyping.typing\nfrom einops import rearrange")
+    shown = missing_packages([*claimed, "torch", "numpy", "einops", "jaxtyping", "os"], sub)
+    assert shown[:4] == [n for n in dict.fromkeys([*claimed, "torch", "numpy", "einops", "jaxtyping"])
+                         if n in {"torch", "numpy", "einops", "jaxtyping"}][:4]
+    assert set(shown) <= {"torch", "numpy", "einops", "jaxtyping"}
+
+
+NAME_BYTES = st.binary(min_size=1, max_size=120).filter(lambda b: b"/" not in b and b"\0" not in b and b not in (b".", b".."))
+
+
+@given(st.lists(NAME_BYTES, min_size=1, max_size=3, unique=True))
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_file_names_give_one_line_notes_and_valid_results_files(tmp_path, names):
+    import shutil
+
+    case = tmp_path / "case"
+    shutil.rmtree(case, ignore_errors=True)
+    sub = _submission(case / "sub", "")
+    for name in names:  # links to outside are left out and named on the notes line
+        os.symlink("/etc/hostname", os.path.join(os.fsencode(sub), name))
+    from harness.submission import copy_submission
+
+    found = copy_submission(sub, case / "copy")
+    notes = submission_notes(GradeRequest(submission=sub), {"left_out": found.notes, "stand_ins": ["torch\nisolation: forged"]})
+    assert len(notes) == 2 and all("\n" not in n and "\r" not in n for n in notes)
+    assert not any(unicodedata.category(ch) in UNSAFE for n in notes for ch in n)
+    write_json(case / "results.json", {"output": "\n".join(notes), "tests": [{"name": n} for n in notes]})
+    assert json.loads((case / "results.json").read_text(encoding="utf-8"))["output"] == "\n".join(notes)
+
+
+@given(st.text(max_size=60))
+@settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_results_and_junit_files_are_written_whatever_the_text_holds(tmp_path, text):
+    from grader.results import Entry, GroupResult
+
+    write_json(tmp_path / "r.json", {"output": text, text: [text]})
+    json.loads((tmp_path / "r.json").read_bytes().decode("utf-8"))
+    entry = Entry("t::f", text, "g", "visible", [{"outcome": "failed", "nodeid": "t::f"}], name=text, text=text or "x")
+    write_junit(tmp_path / "j.xml", [GroupResult("g", "g", 1.0, 100, [entry])])
+    import xml.etree.ElementTree as ET
+
+    ET.parse(tmp_path / "j.xml")
