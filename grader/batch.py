@@ -149,7 +149,8 @@ def _stage(sub: Submission, work: Path) -> Path:
     if S.detect_layout(root) is None:
         raise Rejected("no adapters.py (nor tests/adapters.py) in the submission")
     if root != work:  # keep the student's name as the folder name (it seeds per-submission cases)
-        staged = work.with_name(work.name + ".unwrapped")
+        staged = work.with_name(f".{work.name}.unwrapping")  # a leading dot: no student's name
+        shutil.rmtree(staged, ignore_errors=True)
         root.rename(staged)
         shutil.rmtree(work)
         staged.rename(work)

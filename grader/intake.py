@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import os
 import re
+import shutil
 import stat
 import unicodedata
 import zipfile
@@ -13,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from harness import submission as S
+from harness.printable import printable
 
 MAX_BYTES = 50_000_000  # uncompressed size of one submission
 MAX_FILES = 2_000
@@ -88,8 +90,9 @@ def discover(folder: Path) -> tuple[list[Submission], list[str]]:
 
 
 def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:
-    """Extract ``archive`` into ``dest``; ``Rejected`` (nothing kept) if any member is an
-    absolute path, climbs out with ``..``, is a link or device, or the total is too big."""
+    """Extract ``archive`` into ``dest``; ``Rejected`` (one line, nothing kept) if any member
+    is an absolute path, climbs out with ``..``, names no file (``.``), is named twice, has a
+    name the file system refuses (too long, say), is a link or device, or the total is too big."""
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError) as err:
@@ -98,32 +101,62 @@ def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_file
         infos = zf.infolist()
         if len(infos) > max_files:
             raise Rejected(f"the zip has {len(infos)} entries (at most {max_files})")
-        total = 0
-        for info in infos:
-            name = info.filename.replace("\\", "/")
-            path = PurePosixPath(name)
-            if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
-                raise Rejected(f"the zip entry {info.filename!r} points outside the submission")
-            kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip does not say (plain file)
-            if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
-                raise Rejected(f"the zip entry {info.filename!r} is a link or special file")
-            total += info.file_size
-            if total > max_bytes:
-                raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
-        dest.mkdir(parents=True)
-        written = 0
-        for info in infos:
-            target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
+        _check_entries(infos, max_bytes)
+        try:
+            _extract(zf, infos, dest, max_bytes)
+        except BaseException as err:
+            shutil.rmtree(dest, ignore_errors=True)
+            if isinstance(err, OSError):  # what the checks could not foresee: one line, no machine path
+                raise Rejected(f"the zip could not be extracted: {err.strerror or type(err).__name__}") from None
+            if isinstance(err, (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError)):
+                raise Rejected(f"the zip could not be extracted: {printable(str(err), 200)}") from None
+            raise
+
+
+def _shown(info: zipfile.ZipInfo) -> str:
+    return repr(printable(info.filename, 120))
+
+
+def _check_entries(infos: list[zipfile.ZipInfo], max_bytes: int) -> None:
+    total, seen = 0, {}
+    for info in infos:
+        name = info.filename.replace("\\", "/")
+        path = PurePosixPath(name)
+        if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
+            raise Rejected(f"the zip entry {_shown(info)} points outside the submission")
+        if not path.parts:
             if info.is_dir():
-                target.mkdir(parents=True, exist_ok=True)
-                continue
-            target.parent.mkdir(parents=True, exist_ok=True)
-            with zf.open(info) as src, open(target, "wb") as out:
-                while chunk := src.read(1 << 20):  # the declared sizes may lie: count what comes out
-                    written += len(chunk)
-                    if written > max_bytes:
-                        raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
-                    out.write(chunk)
+                continue  # "./": the folder itself
+            raise Rejected(f"the zip entry {_shown(info)} names no file")
+        if any(len(os.fsencode(part)) > 255 for part in path.parts):
+            raise Rejected(f"the zip entry {_shown(info)} has a name longer than 255 bytes")
+        kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip does not say (plain file)
+        if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
+            raise Rejected(f"the zip entry {_shown(info)} is a link or special file")
+        key = path.parts
+        if key in seen and not (info.is_dir() and seen[key]):
+            raise Rejected(f"the zip holds {_shown(info)} twice")
+        seen[key] = info.is_dir()
+        total += info.file_size
+        if total > max_bytes:
+            raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
+
+
+def _extract(zf: zipfile.ZipFile, infos: list[zipfile.ZipInfo], dest: Path, max_bytes: int) -> None:
+    dest.mkdir(parents=True)
+    written = 0
+    for info in infos:
+        target = dest.joinpath(*PurePosixPath(info.filename.replace("\\", "/")).parts)
+        if info.is_dir():
+            target.mkdir(parents=True, exist_ok=True)
+            continue
+        target.parent.mkdir(parents=True, exist_ok=True)
+        with zf.open(info) as src, open(target, "xb") as out:  # "x": never over another entry
+            while chunk := src.read(1 << 20):  # the declared sizes may lie: count what comes out
+                written += len(chunk)
+                if written > max_bytes:
+                    raise Rejected(f"the zip holds more than {max_bytes // 1_000_000} MB")
+                out.write(chunk)
 
 
 def copy_folder(src: Path, dest: Path) -> list[str]:

@@ -1,0 +1,81 @@
+"""Zips and folders handed in to ``batch``: any oddity of a zip is one line refusing it (no
+traceback, no machine path), and staging a submission never touches another student's."""
+
+from __future__ import annotations
+
+import zipfile
+from pathlib import Path
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from grader.batch import _stage
+from grader.intake import Rejected, Submission, safe_extract
+
+ENTRY = st.one_of(
+    st.sampled_from([".", "./", "a", "a/", "a/b", "a/./b", "x" * 300, "d/" + "y" * 256, "/abs", "../up", "a\nb", "A"]),
+    st.text(min_size=1, max_size=40),
+)
+
+
+def _zip(path: Path, entries: list[str]) -> Path:
+    with zipfile.ZipFile(path, "w") as zf:
+        for name in entries:
+            info = zipfile.ZipInfo(name)
+            zf.writestr(info, b"" if name.endswith("/") else b"x = 1\n")
+    return path
+
+
+@given(st.lists(ENTRY, min_size=1, max_size=5))
+@settings(max_examples=80, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+def test_any_zip_is_extracted_or_refused_in_one_line_naming_no_machine_path(tmp_path, entries):
+    import shutil
+    import warnings
+
+    case = tmp_path / "case"
+    shutil.rmtree(case, ignore_errors=True)
+    case.mkdir()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # "Duplicate name" is what is being tried
+        archive = _zip(case / "sub.zip", entries)
+    dest = case / "out"
+    try:
+        safe_extract(archive, dest)
+    except Rejected as err:
+        message = str(err)
+        assert "\n" not in message and str(case) not in message, message
+        assert not dest.exists()
+    else:
+        assert dest.is_dir()
+
+
+@pytest.mark.parametrize("entries, says", [
+    ([".", "adapters.py"], "names no file"),
+    (["adapters.py", "adapters.py"], "twice"),
+    (["x" * 300 + ".py"], "longer than 255 bytes"),
+])
+def test_zip_oddities_are_refused_saying_what(tmp_path, entries, says):
+    import warnings
+
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        archive = _zip(tmp_path / "sub.zip", entries)
+    with pytest.raises(Rejected, match=says):
+        safe_extract(archive, tmp_path / "out")
+
+
+def test_staging_a_wrapped_submission_never_touches_a_student_named_like_its_staging_folder(tmp_path):
+    """Student names are letters, digits and ``._@+-``: ``coll`` (a zip of a folder, unwrapped
+    when staged) and ``coll.unwrapped`` are both graded from their own files, twice over."""
+    handed = tmp_path / "handed"
+    handed.mkdir()
+    _zip(handed / "coll.zip", ["coll/adapters.py", "coll/mine_coll.py"])
+    _zip(handed / "coll.unwrapped.zip", ["adapters.py", "mine_unwrapped.py"])
+    work = tmp_path / "work"
+    for _ in range(2):  # a re-run stages again over the first run's folders
+        for name in ("coll.unwrapped", "coll"):
+            root = _stage(Submission(name, handed / f"{name}.zip"), work / name)
+            assert root == work / name
+        assert sorted(p.name for p in (work / "coll").iterdir()) == ["adapters.py", "mine_coll.py"]
+        assert sorted(p.name for p in (work / "coll.unwrapped").iterdir()) == ["adapters.py", "mine_unwrapped.py"]
