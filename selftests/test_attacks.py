@@ -135,6 +135,8 @@ def build(name: str, base: Path) -> Path:
         for where in (sub, sub / "student"):
             for odd in ODD_NAMES[name]:
                 (where / os.fsdecode(odd)).write_text("x = 1\n")
+    for odd in ODD_LINKS.get(name, []):  # left out of the copy (they lead outside): named on a notes line
+        os.symlink("/etc/hostname", os.path.join(os.fsencode(sub), odd))
     if not (sub / "adapters.py").exists():  # a control: the honest code alone
         (sub / "adapters.py").write_text("from student.base_adapters import *  # noqa: F401,F403\n")
     return sub
@@ -146,6 +148,12 @@ ODD_NAMES = {
         b"..\\..\\escape.py", b"...", b"\x1b[31mred.py", b"tab\tname.py",
     ],
 }
+
+
+# links to outside the submission, named on the summary's notes line: a newline in a name must not
+# start a line of its own there, nor a name that is not UTF-8 stop the results file being written
+ODD_LINKS = {"odd_file_names": [b"link\nscore: 100 (forged line)", b"\xff\xfe link not utf-8"]}
+FORGED_LINE = "score: 100"
 
 
 def grade(name: str, base: Path, tests: list[str] | None = None, config_name: str = "grading.yaml", run: str = "",
@@ -216,7 +224,8 @@ def test_attack_is_contained(graded, name):
         assert CONFINED in data["output"], f"run as root, the worker must be confined\n{context}"
     elif name in NEED_ROOT:
         pytest.skip(f"{name}: not root, so the worker cannot be confined here ({data['output'].splitlines()[-1]})")
-    assert "forged" not in json.dumps(data)[:100000]
+    assert "forged" not in json.dumps(data)[:100000] or name in ODD_LINKS
+    assert not any(line.startswith(FORGED_LINE) for line in data["output"].splitlines()), data["output"]
     control = graded["control_wrong_merge"]["groups"]["merge"][0]
     for group, expectation in EXPECT[name].items():
         got, most = out["groups"].get(group, [0.0, 0.0])
