@@ -3,7 +3,8 @@
 With functions still unimplemented (``not implemented: NAME``), the pointer is the earliest
 part that has one (the order of ``student/__init__.py``'s "Part N" list): on the untouched
 stubs, "start with Part 1". The failures that lost the most points follow, among the
-entries whose code exists (an unwritten function is no bug to look at).
+entries whose code exists (an unwritten function, or a test skipped until what it builds on
+works, is no bug to look at).
 """
 
 from __future__ import annotations
@@ -29,6 +30,12 @@ def _unwritten(entry) -> set[str]:
             return set()
         names.add(found.group(1))
     return names
+
+
+def _not_yet(entry) -> bool:
+    """Whether every failing case of an entry waits for code not written yet: ``not
+    implemented``, or skipped (a test not graded until what it builds on works)."""
+    return all(c["outcome"] == "skipped" or NOT_IMPLEMENTED.search(str(c.get("output", ""))) for c in entry.failing())
 
 
 def modules_of(root: Path = ROOT) -> dict[str, str]:
@@ -62,5 +69,5 @@ def look_here(groups: list[GroupResult], root: Path = ROOT) -> str:
     """The pointer to where to start, then the failures that lost the most points among the
     entries whose functions exist."""
     pointer = where_to_start(groups, root)
-    worst = top_failures(groups, skip=lambda e: bool(_unwritten(e)))
+    worst = top_failures(groups, skip=_not_yet)
     return "\n\n".join(x for x in (pointer, worst) if x)
