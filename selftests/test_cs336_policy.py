@@ -1,5 +1,5 @@
 """The CS336 grading policy (issue 28): chosen for a CS336-layout repository, selectable by
-name, running its own test folder beside ours; its rule table in the README names tests that
+name, running its own test folder beside ours; its rule table in docs/cs336.md names tests that
 exist and that the policy grades for points. (Grading with it: selftests/test_layouts.py.)"""
 
 from __future__ import annotations
@@ -56,9 +56,8 @@ def test_paths_outside_the_repositorys_tests_are_refused_in_one_line(tmp_path, p
 
 
 def cs336_section() -> str:
-    text = (ROOT / "README.md").read_text(encoding="utf-8")
-    start = text.index("### Grading CS336 repositories")
-    return text[start:text.index("\n## ", start)]
+    """The CS336 page of the docs (the README links to it), its rule table included."""
+    return (ROOT / "docs" / "cs336.md").read_text(encoding="utf-8")
 
 
 def test_every_test_the_readme_table_names_exists_and_earns_cs336_points():
@@ -74,12 +73,12 @@ def test_every_test_the_readme_table_names_exists_and_earns_cs336_points():
     assert len(ours) >= 30, sorted(named - ours)
     unknown = {n for n in named - ours if n not in CS336_TESTS and not (
         n.endswith("_") and any(d.startswith(n) for d in [*defined, *CS336_TESTS]))}
-    assert not unknown, f"the README's CS336 table names tests that exist neither here nor in CS336: {sorted(unknown)}"
+    assert not unknown, f"docs/cs336.md's table names tests that exist neither here nor in CS336: {sorted(unknown)}"
     for name in ours:
         nodeid, markers = defined[name]
         group = next(g for g in policy.groups if markers & set(g.markers) or any(
             fnmatch.fnmatchcase(nodeid, p) or fnmatch.fnmatchcase(nodeid + "[x]", p) or p.startswith(nodeid + "?") for p in g.select))
-        assert (group.name == "beyond_cs336") == (name in BEYOND_EXAMPLES), f"{name}: in the README's table, graded by {group.name}"
+        assert (group.name == "beyond_cs336") == (name in BEYOND_EXAMPLES), f"{name}: in docs/cs336.md's table, graded by {group.name}"
 
 
 CS336_TESTS = {  # CS336's own tests the README's table names (its tests/test_train_bpe.py and tests/test_tokenizer.py)

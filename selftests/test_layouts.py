@@ -59,7 +59,7 @@ CS336_SELECTION = [  # the CS336 policy's three parts, and one rule beyond CS336
     "tests/public/test_train_bpe.py::test_vocab_layout_bytes_then_merges_then_specials",
 ]
 CS336_VISIBLE_BUGS = ["ties_smallest_pair", "specials_left_in_training_text"]  # CS336's own tests fail these
-# bugs CS336's suite misses on rules its handout or tests state (README: the reasons where
+# bugs CS336's suite misses on rules its handout or tests state (docs/cs336.md: the reasons where
 # the verdicts differ): the CS336 part each loses points in, on a selection of that part
 CS336_MISSED_BUGS = {
     "encode_iterable_chunks_independently": ("encode_iterable", [

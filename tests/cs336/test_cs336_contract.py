@@ -6,7 +6,7 @@ same, on our own corpora and oracles (nothing copied): training is always given 
 token, and the vocabulary is compared as CS336 compares it, as the SET of its ids and the
 SET of its byte strings (no layout); the tokenizer gets a vocabulary that already holds
 its special tokens, as CS336's test helper appends them before calling ``get_tokenizer``.
-Only ``grading-cs336.yaml`` grades them (``paths:``); the README's CS336 section maps
+Only ``grading-cs336.yaml`` grades them (``paths:``); docs/cs336.md maps
 each rule to the CS336 test it corresponds to. The reference passes them all.
 """
 
