@@ -6,7 +6,6 @@ or counted twice, and nothing it started keeps running (``grader/cluster.py``)."
 from __future__ import annotations
 
 import io
-import logging
 import os
 import signal
 import subprocess
@@ -92,20 +91,53 @@ def classroom(tmp_path_factory):
     return {"base": base, "folder": folder, "policy": policy, "local": base / "local"}
 
 
+# a 2-worker LocalCluster in a process of its own (its processes, multiprocessing's resource
+# tracker included, are never children of the test process), until its standard input closes
+CLUSTER = """
+import logging, sys
+import dask
+from distributed import LocalCluster
+dask.config.set({"temporary-directory": sys.argv[1]})  # its scratch folders, none in /tmp
+cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                       local_directory=sys.argv[1], silence_logs=logging.CRITICAL)
+print(cluster.scheduler_address, flush=True)
+sys.stdin.read()
+cluster.close()
+"""
+
+
 @pytest.fixture(scope="module")
-def killed_run(classroom):
+def cluster(classroom):
+    """The scheduler's address of a 2-worker cluster (worker processes) started for these tests."""
+    scratch = classroom["base"] / "dask"
+    scratch.mkdir()
+    proc = subprocess.Popen([sys.executable, "-c", CLUSTER, str(scratch)], cwd=ROOT, env=child_env(),
+                            stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
+                            start_new_session=True)
+    try:
+        address = proc.stdout.readline().strip()
+        assert address.startswith("tcp://"), "the local Dask cluster did not start"
+        yield address
+    finally:
+        proc.stdin.close()
+        try:
+            proc.wait(timeout=60)
+        except subprocess.TimeoutExpired:
+            os.killpg(proc.pid, signal.SIGKILL)
+            proc.wait()
+
+
+@pytest.fixture(scope="module")
+def killed_run(classroom, cluster):
     """The folder graded on a 2-worker cluster, one worker killed while it was grading."""
-    from distributed import Client, LocalCluster
+    from distributed import Client
 
     base = classroom["base"]
-    cluster = LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
-                           local_directory=str(base / "dask"), silence_logs=logging.CRITICAL)
-    client = Client(cluster)
+    client = Client(cluster, set_as_default=False)
     try:
         pids = client.run(os.getpid)
         dirs = client.run(lambda dask_worker: dask_worker.local_directory)
-        proc = batch(classroom["folder"], base / "cluster", classroom["policy"], "--scheduler",
-                     cluster.scheduler_address, wait=False)
+        proc = batch(classroom["folder"], base / "cluster", classroom["policy"], "--scheduler", cluster, wait=False)
         victim = None
         deadline = time.monotonic() + 300
         while victim is None and time.monotonic() < deadline and proc.poll() is None:
@@ -119,10 +151,9 @@ def killed_run(classroom):
                     break
             time.sleep(0.1)
         stdout, stderr = proc.communicate(timeout=600)
-        rerun = batch(classroom["folder"], base / "cluster", classroom["policy"], "--scheduler", cluster.scheduler_address)
+        rerun = batch(classroom["folder"], base / "cluster", classroom["policy"], "--scheduler", cluster)
     finally:
         client.close()
-        cluster.close()
     return {"stdout": stdout, "stderr": stderr, "code": proc.returncode, "victim": victim, "out": base / "cluster",
             "rerun": rerun}
 
