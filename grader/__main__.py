@@ -29,6 +29,8 @@ def build_parser() -> argparse.ArgumentParser:
     g.add_argument("--report", type=Path, help="also write a plain JSON report (per-test durations, full outputs) here")
     g.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids to run, relative to the repository (default: tests)")
     g.add_argument("--self-checked", action="store_true", help="skip the start-up self-check (batch runs it once for all)")
+    g.add_argument("--unwrapped", metavar="FOLDER", help="the upload had everything inside this one folder, which the caller "
+                   "unwrapped (Gradescope's run_autograder): said in the output")
     b = sub.add_parser("batch", help="grade every submission in a folder; grades.csv, per-student results, summary")
     b.add_argument("submissions", type=Path, help="one sub-folder (adapters.py + student/) or .zip per student")
     b.add_argument("--out", type=Path, default=Path("batch-results"), help="output folder (default: batch-results)")
@@ -72,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
             GradeRequest(
                 submission=args.submission, impl=args.impl, results=args.results, junit=args.junit,
                 config=args.config, isolate=args.isolate, max_time=args.max_time, quiet=args.quiet,
-                report=args.report, tests=args.tests, self_checked=args.self_checked,
+                report=args.report, tests=args.tests, self_checked=args.self_checked, unwrapped=args.unwrapped,
             )
         )
     if args.command == "batch":

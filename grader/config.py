@@ -19,6 +19,7 @@ from typing import Any
 
 import yaml
 
+from harness import DEFAULT_SEED
 from harness.timing import SpeedPolicy
 from sandbox.forbidden import FORBIDDEN_MODULES, TOKENIZER_LIBRARIES
 from sandbox.limits import IsolationLimits
@@ -214,10 +215,10 @@ def _read_yaml(path: Path) -> yaml.Node:
 def _seed(top: dict[str, _Doc]) -> tuple[str, int]:
     """(policy, value) of ``seed:``."""
     if "seed" not in top:
-        return "fixed", 0
+        return "fixed", DEFAULT_SEED
     seed = top["seed"].mapping({"policy": "", "value": ""})
     policy = seed["policy"].string(SEED_POLICIES) if "policy" in seed else "fixed"
-    return policy, int(seed["value"].number(integer=True)) if "value" in seed else 0
+    return policy, int(seed["value"].number(integer=True)) if "value" in seed else DEFAULT_SEED
 
 
 def _speed(top: dict[str, _Doc]) -> SpeedPolicy:

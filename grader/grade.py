@@ -28,6 +28,7 @@ from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
+from .intake import unwrap_submission
 from .policies import policy_path
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
@@ -65,6 +66,7 @@ class GradeRequest:
     report: Path | None = None  # also write a plain JSON report (durations, full outputs) here
     tests: list[str] | None = None  # test paths / node ids relative to the repository (default: tests)
     self_checked: bool = False  # the caller (batch) ran the start-up self-check in this environment
+    unwrapped: str | None = None  # the upload had everything inside this one folder (graded from there)
 
 
 class Stopped(BaseException):
@@ -212,6 +214,8 @@ def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
     from harness.submission import detect_layout, listed, missing_packages
 
     notes = []
+    if req.unwrapped:
+        notes.append(f"unwrapped: everything in the submission is inside one folder, {req.unwrapped}/, graded from there")
     if req.submission is not None:
         layout = detect_layout(req.submission)
         notes.append(f"layout: {layout.describe()}" if layout else "layout: none (no adapters.py, nor tests/adapters.py)")
@@ -268,6 +272,9 @@ def grade(req: GradeRequest) -> int:
 
 
 def _grade(req: GradeRequest, started: float) -> int:
+    name = req.submission.name if req.submission is not None else req.impl  # seeds per-submission cases
+    if req.submission is not None:  # everything inside one folder: graded from it, as batch does, and said
+        req.submission, req.unwrapped = unwrap_submission(req.submission) if not req.unwrapped else (req.submission, req.unwrapped)
     req.config = policy_path(req.config, req.submission)
     try:
         config = load_config(req.config)
@@ -278,7 +285,7 @@ def _grade(req: GradeRequest, started: float) -> int:
     refused = _refuse(req, config, started)
     if refused is not None:
         return refused
-    seed = config.seed_for(req.submission.name if req.submission else req.impl)
+    seed = config.seed_for(name)
     ran = _run_suite(req, config, seed, started)
     if isinstance(ran, int):
         return ran

@@ -302,6 +302,7 @@ def handout_readme(groups: list[PublicGroup], config: Config) -> str:
     return render(
         "handout_README.md",
         groups_table="\n".join(rows), total=f"{total:g}", python=PYTHON_VERSION,
+        classroom_total=f"{sum(g.points for g in groups if g.tests):g}",
         dependencies="\n".join(f"- {n}" for n in backward_dependencies()) or "Each part only uses earlier ones.",
         multiple=f"{config.speed.multiple:g}", floor=f"{config.speed.floor:g}",
     )

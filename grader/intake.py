@@ -182,3 +182,10 @@ def unwrap(tree: Path) -> Path:
     if len(inner) == 1 and _has_code(inner[0]):
         return inner[0]
     return tree
+
+
+def unwrap_submission(folder: Path) -> tuple[Path, str | None]:
+    """``(folder to grade, name of the one folder it was inside or None)``: a submission with
+    everything inside one folder (a zipped repository) is graded from that folder."""
+    inner = unwrap(folder) if folder.is_dir() else folder
+    return (inner, inner.name) if inner != folder else (folder, None)

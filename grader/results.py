@@ -26,7 +26,12 @@ from .config import Config
 from .feedback import bounded, first_divergence, known_bug_lines, md_block, md_code, md_text, rule_name, split_nodeid
 from .points import cents_text, largest_remainder, proportional_cents, to_cents
 
-HIDDEN_NOTE = "(details are hidden until the results are published)"
+# what a failed hidden test says about itself, by hidden_output (true also after publication)
+HIDDEN_NOTES = {
+    "first_line": "(a hidden test: only the first line of its first difference is shown)",
+    "none": "(a hidden test: its inputs and differences are not shown)",
+}
+HIDDEN_NOTE = HIDDEN_NOTES["first_line"]
 NOT_RUN = "not run: grading stopped before this test (see the log)"
 MAX_OTHER_CASES = 8  # failing cases listed by id after the first one
 MAX_SPEED_LINES = 4
@@ -152,6 +157,20 @@ def _name_entries(entries: list[Entry], titles: dict[str, str]) -> None:
             e.name += f" [{Path(split_nodeid(e.key)[0]).name}]"
 
 
+def part_numbers(titles: list[str]) -> list[int]:
+    """N of each group's entry numbers ``N.k``: its title's ``Part N`` (groups of one part share
+    its count), else the numbers after the last part: ``["Speed", "Part 1: x", "Part 1b: y"]`` -> ``[2, 1, 1]``."""
+    parts = [int(m.group(1)) if (m := re.match(r"\s*Part\s+(\d+)", t or "")) else None for t in titles]
+    after = max((p for p in parts if p is not None), default=0)
+    out = []
+    for p in parts:
+        if p is None:
+            after += 1
+            p = after
+        out.append(p)
+    return out
+
+
 def score_report(config: Config, report: dict) -> list[GroupResult]:
     """Entries grouped in grading.yaml's order, with exact points (see the module doc)."""
     tests = report.get("tests", [])
@@ -160,11 +179,14 @@ def score_report(config: Config, report: dict) -> list[GroupResult]:
     groups = [GroupResult(g.name, g.title, g.points, cents) for g, cents in zip(config.groups, group_cents)]
     titles = {g.name: g.title for g in config.groups}
     all_entries: list[Entry] = []
-    for gi, g in enumerate(groups, 1):
+    numbers = part_numbers([g.title for g in groups])
+    counted: dict[int, int] = {}
+    for g, part in zip(groups, numbers):
         g.tests = _fold([t for t in tests if t["group"] == g.name])
         weights = [sum((Fraction(c["weight"]) for c in e.cases), Fraction(0)) for e in g.tests]
-        for ei, (e, w, cents) in enumerate(zip(g.tests, weights, largest_remainder(g.cents, weights)), 1):
-            e.number = f"{gi}.{ei}"
+        for e, w, cents in zip(g.tests, weights, largest_remainder(g.cents, weights)):
+            counted[part] = counted.get(part, 0) + 1
+            e.number = f"{part}.{counted[part]}"
             e.max_cents = cents
             passed_w = sum((Fraction(c["weight"]) for c in e.cases if c["outcome"] == "passed"), Fraction(0))
             e.score_cents = proportional_cents(cents, passed_w, w)
@@ -210,7 +232,7 @@ def feedback(entry: Entry, policy: str) -> tuple[str, str]:
     others = [case_id(c["nodeid"]) for c in failing[1:]] if show_ids else []
     others_text = ", ".join(others[:MAX_OTHER_CASES]) + (f" and {len(others) - MAX_OTHER_CASES} more" if len(others) > MAX_OTHER_CASES else "")
     speed = _speed_lines(entry)
-    note = HIDDEN_NOTE if restricted and first is not None else ""
+    note = HIDDEN_NOTES.get(policy, HIDDEN_NOTE) if restricted and first is not None else ""
 
     text = [x for x in [header, difference, *bugs, *speed] if x]
     if others:

@@ -234,6 +234,11 @@ class Implementation:
         V.wrong_result(f"adapters.{adapter}(...)", spec.shape, value)
         return value
 
+    def __repr__(self) -> str:
+        """The name of its fixture: what a failing Hypothesis example shows for it (an
+        address would differ in every run)."""
+        return "ref" if self.label == "reference" else "impl"
+
     def __getattr__(self, name: str) -> Any:
         if name in ADAPTERS:
             return functools.partial(self.call, name)

@@ -20,13 +20,12 @@ from pathlib import Path
 
 import pytest
 
-from . import bounded, hooks, keys, timeouts
+from . import DEFAULT_SEED, bounded, hooks, keys, timeouts
 from . import impl as impl_mod
 from .breaker import NotCalled
 from .recording import CallLog
 from .values import WrongResult
 
-DEFAULT_SEED = 20261122
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -61,16 +60,40 @@ def pytest_configure(config: pytest.Config) -> None:
 
         settings.register_profile(
             "bpe",
-            derandomize=True,  # the same examples every run: scores are reproducible
-            database=None,  # and never depend on a previous run's saved failures
+            derandomize=False,  # each test is seeded with --seed (pytest_collection_modifyitems)
+            database=None,  # and never depends on a previous run's saved failures
             deadline=None,
-            print_blob=True,
+            print_blob=False,  # reproduce with --seed, never by editing the test (@reproduce_failure)
             phases=[Phase.explicit, Phase.reuse, Phase.generate, Phase.target, Phase.shrink],  # no slow "explain"
             suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture],
         )
         settings.load_profile("bpe")
+        _no_local_constants()
     except ImportError:  # pragma: no cover - hypothesis is a test dependency
         pass
+
+
+def _no_local_constants() -> None:
+    """Hypothesis (6.131 and later) also draws constants it finds in the *local* modules
+    imported so far (a submission's string literals among them). Which those are depends on
+    whether the submission runs in this process or in the isolated worker, and on the tests
+    that ran before, so the same seed gave different examples in ``pytest`` and ``pytest
+    --isolate``: keep to Hypothesis's global constants, the same everywhere. (No public
+    setting turns it off; without the function, there is nothing to turn off.)"""
+    try:
+        from hypothesis.internal.conjecture import providers
+    except ImportError:  # pragma: no cover - an older or newer Hypothesis
+        return
+    local, constants = getattr(providers, "_get_local_constants", None), getattr(providers, "Constants", None)
+    if local is None or constants is None or getattr(local, "bpe_disabled", False):
+        return
+    empty = constants()
+
+    def no_constants():
+        return empty
+
+    no_constants.bpe_disabled = True
+    providers._get_local_constants = no_constants
 
 
 @pytest.hookimpl(tryfirst=True)
@@ -189,10 +212,32 @@ def _short(format_failure):
     return repr_failure
 
 
-def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+def part_of(item: pytest.Item) -> int:
+    """The part a test belongs to: the ``Part N`` its module's docstring starts with (the
+    speed tests and modules without one come after every part)."""
+    import re
+
+    module = getattr(item, "module", None)
+    found = re.match(r"\s*Part\s+(\d+)", getattr(module, "__doc__", None) or "")
+    return int(found.group(1)) if found else 1000
+
+
+def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # part by part (Part 1's files first), so that `pytest -x` stops at the first part that
+    # fails; files of one part keep their order (a stable sort)
+    items.sort(key=part_of)
+    seed = config.getoption("seed")
     for item in items:
         if isinstance(item, pytest.Function):
             item.repr_failure = _short(item.repr_failure)
+            if is_hypothesis_test(item):  # the same examples for the same --seed, in any process and order
+                from hypothesis import seed as hypothesis_seed
+
+                hypothesis_seed(seed)(item.obj)
+
+
+def is_hypothesis_test(item: pytest.Item) -> bool:
+    return bool(getattr(getattr(item, "obj", None), "is_hypothesis_test", False))
 
 
 @pytest.hookimpl(hookwrapper=True)
@@ -201,6 +246,6 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     report = outcome.get_result()
     if not report.failed or call.excinfo is None:
         return
-    if "seed" in getattr(item, "fixturenames", ()):
+    if "seed" in getattr(item, "fixturenames", ()) or is_hypothesis_test(item):
         seed = item.config.getoption("seed")
         report.sections.append(("reproduce", f"randomized with seed {seed}: pytest '{item.nodeid}' --seed {seed}"))

@@ -1,5 +1,6 @@
 """Path arguments of calls into an isolated worker: files it reads are copied into its
-sandbox, files it writes are copied back, and error messages show the paths the test gave."""
+sandbox (a directory becomes an empty directory, a missing path stays missing, as they are
+in-process), files it writes are copied back, and error messages show the paths the test gave."""
 
 from __future__ import annotations
 
@@ -47,6 +48,8 @@ class PathArguments:
                 if original.is_file():
                     shutil.copyfile(original, target)
                     os.chmod(target, 0o444)  # root-owned and read-only when the worker is not root
+                elif original.is_dir():  # what the path is, the worker sees: a directory stays one
+                    target.mkdir(mode=0o555)  # (empty: a test passing a directory tests its rejection)
                 out[i] = str(target)
             else:
                 folder = proc.outputs / f"{rid}-{i}"

@@ -284,7 +284,7 @@ def test_a_function_that_times_out_on_three_tests_in_a_row_is_no_longer_called(t
         assert "time budget" not in output, context
         not_called = [t for t in out["results"]["tests"] if "not run: " in t["output"] and "tests in a row" in t["output"]]
         assert not_called, context
-SPEED_TEST = "tests/hidden/test_train_bpe_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit"
+SPEED_TEST = "tests/hidden/test_speed_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit"
 WARM_UP = "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte"  # starts the worker first
 SPEED_CONFIG = """\
 version: 1

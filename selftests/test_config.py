@@ -136,3 +136,21 @@ def test_a_misspelt_key_names_the_closest_allowed_one(tmp_path, typo, meant):
     with pytest.raises(ConfigError) as err:
         load_config(write(tmp_path, f"{BASE}{typo}: {value}\n"))
     assert str(err.value).endswith(f"unknown key {typo!r}; did you mean {meant!r}?"), err.value
+
+
+@pytest.mark.parametrize("seed", ["", "seed:\n  policy: fixed\n"], ids=["no_seed_key", "seed_without_value"])
+def test_a_policy_without_a_seed_value_uses_the_seed_pytest_uses(tmp_path, seed, pytestconfig):
+    # one default, declared once (harness.DEFAULT_SEED): grading and a student's plain pytest
+    # draw the same randomized cases unless a seed is given
+    import os
+    import subprocess
+    import sys
+
+    from harness import DEFAULT_SEED
+
+    config = load_config(write(tmp_path, BASE.replace("groups:\n", seed + "groups:\n")))
+    assert config.seed_for("anyone") == DEFAULT_SEED
+    env = {k: v for k, v in os.environ.items() if k != "BPE_SEED"}
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "tests/public/test_primitives.py"],
+                          cwd=pytestconfig.rootpath, env=env, capture_output=True, text=True, timeout=120)
+    assert f"seed={DEFAULT_SEED}" in proc.stdout, proc.stdout[-1000:]

@@ -103,6 +103,8 @@ def module_gradings(gradings, broken_configs, tmp_path_factory):
     warmup.write_text(warmup.read_text().replace("from .pretokenize import pretokenize", PARTIAL_PREAMBLE))
     gradings.start("partial", "grade", "--submission", str(submission))
     gradings.start("subset", "grade", "--impl", "reference", "--tests", "tests/public/test_primitives.py")
+    wrapped = make_submission(tmp_path_factory.mktemp("wrapped") / "alice" / "my_bpe_repo", ("primitives.py",))
+    gradings.start("wrapped", "grade", "--submission", str(wrapped.parent), "--tests", "tests/public/test_primitives.py")
     gradings.start("stubs-again", "grade")
     for name, config in broken_configs.items():
         gradings.start(f"policy-{name}", "grade", "--config", str(config), timeout=300)
@@ -127,6 +129,15 @@ def test_grading_a_chosen_subset_scores_only_the_groups_it_touches(module_gradin
     assert run.results["score"] == pytest.approx(primitives)
     assert "partial grade: only tests/public/test_primitives.py" in run.results["output"]
     assert "isolation: " in run.results["output"]
+
+
+def test_a_submission_inside_one_folder_is_graded_from_it_and_the_output_says_so(module_gradings):
+    # as batch and Gradescope's run_autograder do: alice/my_bpe_repo/{adapters.py,student/}
+    run = module_gradings.get("wrapped")
+    assert run.code == 0, run.stderr
+    primitives = next(g.points for g in load_config(ROOT / "grading.yaml").groups if g.name == "primitives")
+    assert run.results["score"] == pytest.approx(primitives), run.results["output"]
+    assert "unwrapped: everything in the submission is inside one folder, my_bpe_repo/" in run.results["output"]
 
 
 def _without_timings(data: dict) -> dict:

@@ -155,6 +155,26 @@ def test_the_readmes_doctest_command_passes_on_the_reference_wearing_the_stubs_d
     assert f"{run.total()} passed" in proc.stdout, proc.stdout[-2000:]
 
 
+def test_readme_lists_the_parts_in_order_and_says_what_each_platform_scores(handout):
+    readme = (handout / "README.md").read_text(encoding="utf-8")
+    titles = [ln.split("|")[1].strip() for ln in readme.splitlines() if re.match(r"\| (Part \d|Speed)", ln)]
+    assert titles and titles[0].startswith("Part 1"), titles
+    parts = [int(m.group(1)) for t in titles if (m := re.match(r"Part (\d+)", t))]
+    assert parts == sorted(parts) and len(set(titles)) == len(titles), titles
+    assert "all or nothing" in readme and "partial credit" in readme and "Gradescope" in readme
+    workflow = (handout / ".github" / "workflows" / "classroom.yml").read_text(encoding="utf-8")
+    assert "all or nothing" in workflow
+
+
+def test_pytest_runs_the_public_tests_part_by_part(handout):
+    # `pytest -x` stops in the first part that fails, not in whichever file sorts first
+    proc = subprocess.run([sys.executable, "-m", "pytest", "--collect-only", "-q", "-p", "no:randomly"], cwd=handout,
+                          env=student_env(), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL)
+    files = list(dict.fromkeys(ln.split("::")[0] for ln in proc.stdout.splitlines() if "::" in ln))
+    assert files[:2] == ["tests/public/test_warmup.py", "tests/public/test_primitives.py"], files
+    assert files.index("tests/public/test_train_bpe.py") < files.index("tests/public/test_tokenizer.py"), files
+
+
 def test_readme_says_which_later_functions_to_write_first(handout):
     # a module of part N importing from a module of a later part breaks "part by part"
     doc = (handout / "student" / "__init__.py").read_text(encoding="utf-8")
@@ -347,6 +367,25 @@ def test_run_autograder_grades_the_submission_into_results_json(runs):
         assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(t)
 
 
+def autograde_a_wrapped_upload(bundle: Path, tmp: Path) -> dict:
+    """A correct submission zipped inside one folder (my_bpe_repo/adapters.py, my_bpe_repo/student/),
+    graded on the whole suite."""
+    root = fake_autograder(bundle, tmp / "autograder")
+    repo = root / "submission" / "my_bpe_repo"
+    (repo / "student").mkdir(parents=True)
+    for module in (ROOT / "reference").glob("*.py"):
+        shutil.copyfile(module, repo / "student" / module.name)
+    shutil.copyfile(ROOT / "adapters.py", repo / "adapters.py")
+    (repo / "README.md").write_text("my BPE\n")
+    return run_autograder(root)
+
+
+def test_run_autograder_unwraps_an_upload_inside_one_folder_and_says_so(runs):
+    results = runs["wrapped"].result()
+    assert results["score"] == pytest.approx(100.0), results["output"][-3000:]
+    assert "unwrapped: everything in the submission is inside one folder, my_bpe_repo/" in results["output"]
+
+
 def autograde_a_bare_module(bundle: Path, tmp: Path) -> dict:
     """An upload of primitives.py alone (no student/ folder), graded on primitives and warm-up."""
     root = fake_autograder(bundle, tmp / "autograder")
@@ -398,6 +437,7 @@ def runs(handout, bundle, tmp_path_factory) -> dict[str, Future]:
     shutil.copytree(handout, stubs)
     doctest = transplanted(handout, base / "doctest" / "solved")
     jobs = {
+        "wrapped": lambda: autograde_a_wrapped_upload(bundle, base / "autograde-wrapped"),
         "public on the reference": lambda: run_pytest(solved),
         "reference": lambda: autograde_the_reference(bundle, base / "autograde-reference"),
         "bare module": lambda: autograde_a_bare_module(bundle, base / "autograde-bare"),

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from grader.config import load_config
 from grader.feedback import md_block, md_code, md_text
 from grader.points import largest_remainder, proportional_cents
-from grader.results import HIDDEN_NOTE, gradescope_json, score_report, top_failures
+from grader.results import HIDDEN_NOTE, HIDDEN_NOTES, gradescope_json, part_numbers, score_report, top_failures
 
 from .gradescope_schema import problems
 from .support import ROOT
@@ -114,6 +114,23 @@ def test_hidden_entry_shows_only_the_first_line_of_its_first_difference(tmp_path
     assert HIDDEN_NOTE in hidden.text
     nothing = score_report(config(tmp_path, "none"), REPORT)[1].tests[1]
     assert "merge #3" not in nothing.text + nothing.markdown and "[1]" not in nothing.text
+    assert HIDDEN_NOTES["none"] in nothing.text
+
+
+@pytest.mark.parametrize("policy", ["first_line", "none"])
+def test_the_hidden_note_stays_true_after_the_results_are_published(tmp_path, policy):
+    # students read it after publication: it must describe what is shown, not when
+    note = HIDDEN_NOTES[policy]
+    assert "until" not in note and "published" not in note
+    shown = score_report(config(tmp_path, policy), REPORT)[1].tests[1].text
+    assert note in shown and ("merge #3 differs" in shown) == (policy == "first_line")
+
+
+def test_entries_are_numbered_by_the_part_in_their_groups_title():
+    # Gradescope shows the numbers: Part 1's entries are 1.x whatever the group order, two
+    # groups of one part continue one count, groups without a part come after the last part
+    assert part_numbers(["Speed: within a multiple", "Part 1: a", "Part 2: b", "Part 5: c", "Part 5b: d"]) == [6, 1, 2, 5, 5]
+    assert part_numbers(["Part A", "Part B"]) == [1, 2]
 
 
 def test_a_function_split_by_visibility_names_each_part(tmp_path):

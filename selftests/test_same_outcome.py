@@ -1,0 +1,113 @@
+"""Every public test gives the same outcome in-process (``pytest``) and under isolated grading
+(``pytest --isolate``), in either order, for spec-compliant variants of the reference and for
+buggy submissions (held-out bugs and catalogued mutants): paths a test makes exist where the
+submission runs, and randomized tests draw the same examples for the same seed whatever ran
+before (Hypothesis draws no constants from the modules loaded so far)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+import xml.etree.ElementTree as ET
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+
+import pytest
+
+from harness.childenv import child_env
+from mutants.build import build
+from mutants.catalogue import Append, Mutant, by_name
+
+ROOT = Path(__file__).resolve().parent.parent
+pytestmark = pytest.mark.timeout(1200)
+
+FILES = ["tests/public/test_train_bpe.py", "tests/public/test_primitives.py",
+         "tests/public/test_special_tokens.py", "tests/public/test_tokenizer.py"]
+
+# spec-compliant: checks for a directory first and lets FileNotFoundError through for a
+# missing file (the docstring allows either); passed only where the directory the test made
+# exists in the worker too
+ISDIR_FIRST = Mutant("variant_isdir_first", "train_bpe", "a spec-compliant variant", (Append("train.py", '''
+_reference_train_bpe = train_bpe
+
+
+def train_bpe(input_path, vocab_size, special_tokens):
+    import os
+
+    if vocab_size >= 256 + len(dict.fromkeys(special_tokens)) and all(special_tokens):
+        if os.path.isdir(input_path):
+            raise ValueError(f"{input_path} is a directory, not a training file")
+        open(input_path, "rb").close()  # a missing file: FileNotFoundError, as the docstring allows
+    return _reference_train_bpe(input_path, vocab_size, special_tokens)
+''', ("train_bpe",)),))
+
+# held out of the catalogue: encode drops the text after the first special token
+DROPS_AFTER_SPECIAL = Mutant("heldout_drops_text_after_special", "tokenizer", "a held-out bug", (Append("tokenizer.py", '''
+_ReferenceTokenizer = Tokenizer
+
+
+class Tokenizer(_ReferenceTokenizer):
+    def __init__(self, vocab, merges, special_tokens=None):
+        super().__init__(vocab, merges, special_tokens)
+        self._kept = [s for s in (special_tokens or []) if s]
+
+    def encode(self, text):
+        ends = [text.find(s) + len(s) for s in self._kept if s in text]
+        return super().encode(text[: min(ends)] if ends else text)
+''', ("Tokenizer",)),))
+
+SUBMISSIONS = {
+    "variant_isdir_first": ISDIR_FIRST,
+    "heldout_drops_text_after_special": DROPS_AFTER_SPECIAL,
+    **{name: by_name(name) for name in ("merge_right_to_left", "specials_shortest_first", "ties_smallest_pair",
+                                         "directory_not_a_value_error")},
+}
+# (isolated, reversed): in-process in file order, isolated in reverse order
+RUNS = [(False, False), (True, True)]
+
+
+def outcomes(submission: Path, isolate: bool, reverse: bool, junit: Path) -> dict[str, str]:
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--submission", str(submission),
+            f"--junitxml={junit}", *FILES]
+    args += ["--isolate"] if isolate else []
+    args += ["-p", "selftests.reverse_order"] if reverse else []
+    proc = subprocess.run(args, cwd=ROOT, env=child_env(drop=("BPE_SEED",)), capture_output=True, text=True,
+                          timeout=900, stdin=subprocess.DEVNULL)
+    assert junit.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        bad = case.find("failure") is not None or case.find("error") is not None
+        out[name] = "failed" if bad else "skipped" if case.find("skipped") is not None else "passed"
+    return out
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory) -> dict[str, list[dict[str, str]]]:
+    base = tmp_path_factory.mktemp("same-outcome")
+    dirs = {name: build(m, base / name) for name, m in SUBMISSIONS.items()}
+    jobs = {(name, run): (dirs[name], *run, base / f"{name}-{int(run[0])}{int(run[1])}.xml")
+            for name in SUBMISSIONS for run in RUNS}
+    with ThreadPoolExecutor(max_workers=2) as pool:
+        futures = {key: pool.submit(outcomes, *args) for key, args in jobs.items()}
+        return {name: [futures[name, run].result() for run in RUNS] for name in SUBMISSIONS}
+
+
+@pytest.mark.parametrize("name", list(SUBMISSIONS))
+def test_every_public_test_has_the_same_outcome_in_process_and_isolated(runs, name):
+    local, isolated = runs[name]
+    assert set(local) == set(isolated) and len(local) > 100
+    differ = sorted(n for n in local if local[n] != isolated[n])
+    assert not differ, f"{name}: {len(differ)} tests differ, first: " + ", ".join(
+        f"{n} ({local[n]} in-process, {isolated[n]} isolated)" for n in differ[:3])
+
+
+def test_the_spec_compliant_variant_passes_and_each_bug_fails_something(runs):
+    for name, (local, _) in runs.items():
+        failed = [n for n, o in local.items() if o == "failed"]
+        if name.startswith("variant"):
+            assert not failed, f"{name} is spec-compliant but fails {failed[:3]}"
+        else:
+            assert failed, f"{name} fails no test of {FILES}"
+    drops = runs["heldout_drops_text_after_special"][0]
+    assert drops["tests.public.test_tokenizer::test_decode_of_encode_is_text_with_special_tokens"] == "failed"
