@@ -18,6 +18,7 @@ import importlib.metadata as md
 import os
 import re
 import sys
+import tomllib  # not lazily: the worker imports this before dropping privileges (a stdlib under /root is closed after)
 from typing import Any
 
 MAX_PYPROJECT_BYTES = 1_000_000  # a bigger pyproject.toml is not read
@@ -32,8 +33,6 @@ def normalize(name: str) -> str:
 def project_name_version(root: str) -> tuple[str, str] | None:
     """``(name, version)`` from ``root/pyproject.toml``; None when it has no usable name
     (no file, too big, not valid TOML, no ``[project]``/``[tool.poetry]`` name)."""
-    import tomllib
-
     path = os.path.join(root, "pyproject.toml")
     try:
         if not os.path.isfile(path) or os.path.getsize(path) > MAX_PYPROJECT_BYTES:
