@@ -10,6 +10,15 @@ import textwrap
 from functools import lru_cache
 from pathlib import Path
 
+from harness.printable import utf8_safe
+
+# what a failed hidden test says about itself, by hidden_output (true also after publication)
+HIDDEN_NOTES = {
+    "first_line": "(a hidden test: only the first line of its first difference is shown)",
+    "none": "(a hidden test: its inputs and differences are not shown)",
+}
+HIDDEN_NOTE = HIDDEN_NOTES["first_line"]
+
 KNOWN_BUG = "matches a known bug"
 MAX_DIVERGENCE_LINES = 8
 MAX_BLOCK_CHARS = 1500  # characters of one failure shown in a results entry
@@ -145,3 +154,16 @@ def md_block(text: str) -> str:
     longest = max((len(m) for m in re.findall(r"`+", text)), default=0)
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}"
+
+
+def utf8_tree(value):
+    """``value`` (JSON-like data) with every string, keys included, made writable as UTF-8
+    (:func:`harness.printable.utf8_safe`)."""
+    kind = type(value)
+    if kind is str:
+        return utf8_safe(value)
+    if kind is dict:
+        return {utf8_safe(k) if type(k) is str else k: utf8_tree(v) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [utf8_tree(v) for v in value]
+    return value

@@ -28,7 +28,7 @@ from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
-from .intake import unwrap_submission
+from .intake import submission_notes, unwrap_submission
 from .policies import policy_path
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
@@ -47,10 +47,6 @@ PEAK_EVERY = 0.5  # seconds between readings of the test run's peak memory
 # of every autoloaded distribution's modules (all of hypothesis: ~1.5 s of CPU per grading,
 # redone every time, as the run writes no bytecode)
 SUITE_PLUGINS = ("pytest_timeout", "_hypothesis_pytestplugin")
-# packages CS336's starter declares that a tokenizer may use (memory logging, arrays, progress
-# bars): pyproject.toml's optional extra `cs336` installs them where grading runs (torch is
-# not among them: it keeps its stand-in); `regex` is a dependency of the harness already
-CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops")
 
 
 @dataclass
@@ -205,34 +201,6 @@ def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
     except subprocess.TimeoutExpired:
         proc.kill()
         proc.wait()
-
-
-def submission_notes(req: GradeRequest, loaded: object) -> list[str]:
-    """Lines saying which layout was detected, what the copy left out and which packages the
-    submission imports that are not installed here: escaped and cut (``printable``), a package
-    named only if the submission's own source imports it (``missing_packages``)."""
-    from harness.submission import detect_layout, listed, missing_packages
-
-    notes = []
-    if req.unwrapped:
-        notes.append(f"unwrapped: everything in the submission is inside one folder, {req.unwrapped}/, graded from there")
-    if req.submission is not None:
-        layout = detect_layout(req.submission)
-        notes.append(f"layout: {layout.describe()}" if layout else "layout: none (no adapters.py, nor tests/adapters.py)")
-    loaded = loaded if isinstance(loaded, dict) else {}
-    left_out = [printable(n, 300) for n in listed(loaded.get("left_out"), 6)]
-    if left_out:
-        notes.append("left out of the copy graded: " + "; ".join(left_out))
-    missing = missing_packages(listed(loaded.get("stand_ins"), 20), req.submission or ROOT)
-    if missing:
-        starter = [n for n in missing if n in CS336_EXTRA]
-        hint = (f"; {', '.join(starter)}: declared by CS336's starter, installed by `pip install -e .[cs336]` where grading runs"
-                if starter else "")
-        notes.append(
-            f"not installed where grading runs: {', '.join(missing)} (imported by the submission; "
-            f"a stand-in takes its place, and code that uses it fails{hint})"
-        )
-    return notes
 
 
 def fail(req: GradeRequest, reason: str, code: int, started: float, **report) -> int:

@@ -54,3 +54,17 @@ def proportional_cents(cents: int, passed: Fraction, total: Fraction) -> int:
     if passed >= total:
         return cents
     return int(Fraction(cents) * Fraction(passed) / Fraction(total))
+
+
+def part_numbers(titles: list[str]) -> list[int]:
+    """N of each group's entry numbers ``N.k``: its title's ``Part N`` (groups of one part share
+    its count), else the numbers after the last part: ``["Speed", "Part 1: x", "Part 1b: y"]`` -> ``[2, 1, 1]``."""
+    parts = [int(m.group(1)) if (m := __import__('re').match(r"\s*Part\s+(\d+)", t or "")) else None for t in titles]
+    after = max((p for p in parts if p is not None), default=0)
+    out = []
+    for p in parts:
+        if p is None:
+            after += 1
+            p = after
+        out.append(p)
+    return out

@@ -21,17 +21,12 @@ from fractions import Fraction
 from pathlib import Path
 
 from harness import ROOT
-from harness.printable import escape_char, utf8_safe
+from harness.printable import escape_char
 from .config import Config
 from .feedback import bounded, first_divergence, known_bug_lines, md_block, md_code, md_text, rule_name, split_nodeid
-from .points import cents_text, largest_remainder, proportional_cents, to_cents
+from .feedback import HIDDEN_NOTE, HIDDEN_NOTES, utf8_tree  # noqa: F401  (re-exported)
+from .points import cents_text, largest_remainder, part_numbers, proportional_cents, to_cents
 
-# what a failed hidden test says about itself, by hidden_output (true also after publication)
-HIDDEN_NOTES = {
-    "first_line": "(a hidden test: only the first line of its first difference is shown)",
-    "none": "(a hidden test: its inputs and differences are not shown)",
-}
-HIDDEN_NOTE = HIDDEN_NOTES["first_line"]
 NOT_RUN = "not run: grading stopped before this test (see the log)"
 MAX_OTHER_CASES = 8  # failing cases listed by id after the first one
 MAX_SPEED_LINES = 4
@@ -155,20 +150,6 @@ def _name_entries(entries: list[Entry], titles: dict[str, str]) -> None:
     for e in entries:
         if names.count(e.name) > 1:
             e.name += f" [{Path(split_nodeid(e.key)[0]).name}]"
-
-
-def part_numbers(titles: list[str]) -> list[int]:
-    """N of each group's entry numbers ``N.k``: its title's ``Part N`` (groups of one part share
-    its count), else the numbers after the last part: ``["Speed", "Part 1: x", "Part 1b: y"]`` -> ``[2, 1, 1]``."""
-    parts = [int(m.group(1)) if (m := re.match(r"\s*Part\s+(\d+)", t or "")) else None for t in titles]
-    after = max((p for p in parts if p is not None), default=0)
-    out = []
-    for p in parts:
-        if p is None:
-            after += 1
-            p = after
-        out.append(p)
-    return out
 
 
 def score_report(config: Config, report: dict) -> list[GroupResult]:
@@ -348,19 +329,6 @@ def write_json(path: Path, data: dict) -> None:
     tmp = path.with_name(path.name + ".tmp")
     tmp.write_text(json.dumps(utf8_tree(data), indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
     tmp.replace(path)
-
-
-def utf8_tree(value):
-    """``value`` (JSON-like data) with every string, keys included, made writable as UTF-8
-    (:func:`harness.printable.utf8_safe`)."""
-    kind = type(value)
-    if kind is str:
-        return utf8_safe(value)
-    if kind is dict:
-        return {utf8_safe(k) if type(k) is str else k: utf8_tree(v) for k, v in value.items()}
-    if kind in (list, tuple):
-        return [utf8_tree(v) for v in value]
-    return value
 
 
 def write_junit(path: Path, groups: list[GroupResult]) -> None:
