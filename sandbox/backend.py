@@ -211,11 +211,20 @@ class WorkerBackend:
             if args is not None:
                 args, refs = self._args.split(args, proc.sent_keys)
                 message = [*message[:-1], args, message[-1]] if message[0] == "call" else [*message, args]
+            data = proc.encode([message[0], rid, *message[1:]], refs)  # a TypeError here: nothing sent
             try:
-                proc.send([message[0], rid, *message[1:]], refs)
+                proc.send_encoded(data)
                 reply = proc.recv(rid, self.limits.call_timeout, doing)
             except WorkerFailure as err:
                 raise type(err)(self._with_output(str(err), proc, mark)) from None
+            except BaseException:
+                # interrupted (a test's timeout, Ctrl-C) between the request and the whole of
+                # its reply: the request, the reply or the rest of either may still be in a
+                # pipe, so the channel is out of step: the worker goes (its tokenizers are made
+                # again in the next one), never leaving the next call a stale reply to read
+                if proc.death is None:
+                    proc.interrupted()
+                raise
             return self._settle(reply, proc, mark, doing)
 
     def _settle(self, reply: list, proc: WorkerProcess, mark: int, doing: str) -> Any:

@@ -161,13 +161,21 @@ class TrustedEnd:
     def send(self, message: list, refs: list[str] | None = None) -> None:
         """Send ``message``; ``refs`` (JSON fragments of cached arguments) are appended to it
         as one more list item."""
+        self.send_encoded(self.encode(message, refs))
+
+    def encode(self, message: list, refs: list[str] | None = None) -> bytes:
+        """``message`` (and ``refs``) as the line :meth:`send` writes; a TypeError, with
+        nothing sent, for a value that cannot cross."""
         try:
             text = fast_dumps(message)
         except (TypeError, ValueError) as err:
             raise TypeError(f"argument cannot be sent to the worker: {err}") from None
         if refs is not None:
             text = text[:-1] + ",[" + ",".join(refs) + "]]"
-        data = (text + "\n").encode("utf-8")
+        return (text + "\n").encode("utf-8")
+
+    def send_encoded(self, data: bytes) -> None:
+        """Write a line made by :meth:`encode`, without blocking on a worker that stops reading."""
         view = memoryview(data)
         deadline = time.monotonic() + self.limits.call_timeout
         while view:

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import select
 import signal
 import subprocess
 import sys
@@ -459,5 +460,85 @@ def test_a_shared_tokenizer_outlives_every_worker_death_of_other_calls(tmp_path)
             with pytest.raises(WorkerDied, match="exited with status 7"):
                 tok.encode("die")
             assert tok.encode("ok") == [2]  # made again in the fresh worker
+    finally:
+        backend.close()
+
+
+SLOW_OR_FAST = '''
+import time
+
+
+def run_pretokenize(text):
+    if text.startswith("sleep "):
+        time.sleep(float(text.split()[1]))
+    return [text]
+
+
+class T:
+    def encode(self, text):
+        return [len(text)]
+
+    def decode(self, ids):
+        return ""
+
+
+def get_byte_tokenizer():
+    return T()
+'''
+PER_TEST_LIMIT, SLEEP = 0.4, 0.8  # the interrupted call sleeps past the per-test limit, then answers
+REPLY_READ = {"alarm while waiting": None, "reply unread": 0, "reply half read": 5}
+
+
+@pytest.mark.parametrize("interrupted", list(REPLY_READ))
+def test_a_call_interrupted_by_a_test_timeout_costs_no_later_call_on_the_worker_anything(tmp_path, monkeypatch, interrupted):
+    """A test's time limit (harness.timeouts' signal timer) can end the trusted side's wait
+    for a reply at any point: while it waits, or once the reply (or part of it) is in the pipe
+    or already read; the reply the worker still sends must not be taken for a later call's.
+    The last two points come at random under load; here the timeout is raised at them."""
+    from types import SimpleNamespace
+
+    from harness import timeouts
+    from harness.impl import Implementation
+    from sandbox.backend import WorkerBackend
+    from sandbox.limits import IsolationLimits
+    from sandbox.process import WorkerProcess
+
+    read = REPLY_READ[interrupted]
+    if read is not None:
+        recv = WorkerProcess.recv
+
+        def recv_interrupted_once(proc, rid, timeout, doing):
+            monkeypatch.setattr(WorkerProcess, "recv", recv)
+            select.select([proc.resp_r], [], [], 30)  # the worker's reply has come
+            if read:
+                proc.buffer += os.read(proc.resp_r, read)  # the timeout comes mid-message
+            raise timeouts.TestTimeout(f"Timeout (>{PER_TEST_LIMIT}s) from pytest-timeout.")
+
+    sub = tmp_path / "sub"
+    (sub / "student").mkdir(parents=True)
+    (sub / "student" / "__init__.py").write_text("")
+    (sub / "adapters.py").write_text(SLOW_OR_FAST)
+    backend = WorkerBackend("student", sub, IsolationLimits(call_timeout=30))
+    impl = Implementation(backend)
+    try:
+        tok = impl.get_byte_tokenizer()
+        assert impl.run_pretokenize("x") == ["x"]  # the worker is up
+        item = SimpleNamespace()
+        if read is None:
+            settings = SimpleNamespace(method="signal", timeout=PER_TEST_LIMIT, disable_debugger_detection=True)
+            timer = timeouts.SignalTimer()
+            timer.in_call = True
+            assert timer.pytest_timeout_set_timer(item, settings) is True
+        else:
+            monkeypatch.setattr(WorkerProcess, "recv", recv_interrupted_once)
+            item.cancel_timeout = lambda: None
+        try:
+            with pytest.raises(timeouts.TestTimeout):
+                impl.run_pretokenize(f"sleep {SLEEP}")
+        finally:
+            item.cancel_timeout()
+        time.sleep(SLEEP)  # whatever the interrupted call still sends has been sent
+        assert impl.run_pretokenize("next") == ["next"]
+        assert tok.encode("abc") == [3]
     finally:
         backend.close()
