@@ -29,13 +29,17 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
                     scoped: bool = False) -> tuple[ModuleType, list[str]]:
     """Import ``code_dir/adapters`` as a fresh module named ``module_name`` (also put in
     ``sys.modules`` when ``register``), with stand-ins for packages it imports that are
-    neither in ``code_dir`` nor installed (kept out of this process's imports afterwards when
+    neither in ``code_dir`` nor installed, its ``src/`` folder on the path when it holds packages
+    (kept out of this process's imports afterwards when
     ``scoped``: an in-process run), and the submission's own package metadata
     (:func:`harness.own_metadata.provide`, from its ``pyproject.toml``). Returns the module and
     those packages' names; the submission's own import-time errors propagate for the caller
     to describe."""
     path = os.path.join(code_dir, adapters)
     provide(code_dir)
+    src = os.path.join(code_dir, "src")  # a "src layout": installed, its packages import from there
+    if src not in sys.path and os.path.isdir(src) and any(os.path.isfile(os.path.join(src, d, "__init__.py")) for d in os.listdir(src)):
+        sys.path.insert(sys.path.index(code_dir) + 1 if code_dir in sys.path else 0, src)
     folder = os.path.dirname(adapters)  # "tests" in a CS336 layout: its relative imports must work
 
     def load() -> ModuleType:

@@ -63,7 +63,9 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
     if layout is None:
         raise BrokenImplementation(f"no adapters.py (nor tests/adapters.py) in {root}")
     if root != ROOT:  # another submission's packages of the same names, loaded earlier in this process
-        for name in [m for m in sys.modules if m.partition(".")[0] in layout.packages]:
+        src = root / "src"  # a src layout's packages (harness.dispatch puts src/ on the path)
+        own = {*layout.packages, *(p.name for p in (src.iterdir() if src.is_dir() else ()) if (p / "__init__.py").is_file())}
+        for name in [m for m in sys.modules if m.partition(".")[0] in own]:
             origin = getattr(sys.modules[name], "__file__", None) or ""
             if not os.path.realpath(origin).startswith(str(root) + os.sep):
                 del sys.modules[name]

@@ -382,6 +382,23 @@ def test_a_cs336_adapters_file_may_import_its_neighbours_relatively(tmp_path, is
     assert results == ["submission 1", "submission 2"]
 
 
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_a_cs336_repository_with_its_package_under_src_imports_as_installed(tmp_path, isolate):
+    sub = build("cs336", tmp_path / "sub")
+    (sub / "src").mkdir()
+    (sub / "cs336_basics").rename(sub / "src" / "cs336_basics")
+    from sandbox.backend import WorkerBackend
+
+    backend = WorkerBackend("student", sub) if isolate else LocalBackend("student", sub)
+    try:
+        assert Implementation(backend).get_tokenizer({i: bytes([i]) for i in range(256)}, [], None).encode("hi") == [104, 105]
+        if not isolate:  # this submission's package, not one an earlier test left importable
+            assert Path(sys.modules["cs336_basics"].__file__).resolve().is_relative_to((sub / "src").resolve())
+    finally:
+        if isolate:
+            backend.close()
+
+
 def test_code_that_uses_a_missing_package_fails_naming_it(tmp_path):
     sub = tmp_path / "sub"
     sub.mkdir()
