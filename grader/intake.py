@@ -201,6 +201,7 @@ def submission_notes(req, loaded: object) -> list[str]:
     """Lines saying which layout was detected, what the copy left out and which packages the
     submission imports that are not installed here: escaped and cut (``printable``), a package
     named only if the submission's own source imports it (``missing_packages``)."""
+    from harness import ROOT
     from harness.submission import detect_layout, listed, missing_packages
 
     notes = []

@@ -12,7 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from grader.grade import CS336_EXTRA, GradeRequest, submission_notes
+from grader.grade import GradeRequest
+from grader.intake import CS336_EXTRA, submission_notes
 from harness import own_metadata
 from harness.impl import ROOT, BrokenImplementation, Implementation, LocalBackend
 
@@ -110,8 +111,12 @@ def test_the_cs336_extra_lists_the_starters_tokenizer_packages():
 
 
 @pytest.mark.parametrize("missing, hint", [(["psutil", "torch"], True), (["torch", "jaxtyping"], False)], ids=["psutil", "torch"])
-def test_a_missing_starter_package_is_named_with_the_extra_that_installs_it(missing, hint):
-    (line,) = submission_notes(GradeRequest(), {"stand_ins": missing})
+def test_a_missing_starter_package_is_named_with_the_extra_that_installs_it(tmp_path, missing, hint):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "adapters.py").write_text("".join(f"import {name}\n" for name in missing))
+    notes = submission_notes(GradeRequest(submission=sub), {"stand_ins": missing})
+    (line,) = [n for n in notes if n.startswith("not installed where grading runs: ")]
     assert line.startswith(f"not installed where grading runs: {', '.join(missing)} ")
     assert ("psutil: declared by CS336's starter, installed by `pip install -e .[cs336]`" in line) is hint, line
 
