@@ -28,7 +28,7 @@ from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
-from .intake import submission_notes, unwrap_submission
+from .intake import CS336_EXTRA, submission_notes, unwrap_submission  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import policy_path
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
