@@ -190,8 +190,9 @@ def main() -> None:
         out.write(json.dumps({"candidates": len(found)}) + "\n")
     for where, fn in found:
         pid = os.fork()
-        if pid == 0:  # the candidate's own process
+        if pid == 0:  # the candidate's own process, in a session of its own: whatever it starts ends with it
             try:
+                os.setsid()
                 data_dir.mkdir(exist_ok=True)
                 for path, content in data.items():
                     path.unlink(missing_ok=True)
@@ -214,6 +215,10 @@ def main() -> None:
                 os.waitpid(pid, 0)
                 break
             time.sleep(0.01)
+        try:  # what the candidate started (one wrote .hypothesis into the tree after the search ended)
+            os.killpg(pid, signal.SIGKILL)
+        except (ProcessLookupError, PermissionError):
+            pass
 
 
 if __name__ == "__main__":

@@ -71,7 +71,7 @@ def graded_cases(work: Path) -> list[dict]:
 def solution_functions(tree: Path) -> tuple[int, list[dict]]:
     """``(candidates tried, findings)`` of the function search over ``tree``: each finding
     names the shipped function, the graded function it reproduces and the call that did."""
-    with tempfile.TemporaryDirectory(prefix="bpe-search-") as tmp:
+    with tempfile.TemporaryDirectory(prefix="bpe-search-", ignore_cleanup_errors=True) as tmp:
         work = Path(tmp)
         copy = work / "tree"
         shutil.copytree(tree, copy, symlinks=True)
