@@ -93,7 +93,7 @@ def solution_functions(tree: Path) -> tuple[int, list[dict]]:
             raise HandoutError("the function search over the handout did not finish in 900 s") from err
         lines = [json.loads(line) for line in out.read_text(encoding="utf-8").splitlines() if line.strip()]
         if not lines or "candidates" not in lines[0]:
-            raise HandoutError(f"the function search over the handout failed:\n{proc.stderr[-2000:]}")
+            raise HandoutError(f"the function search over the handout failed (exit {proc.returncode}):\n{proc.stderr[-2000:]}")
         return lines[0]["candidates"], lines[1:]
 
 
