@@ -208,16 +208,23 @@ def stage():
     shutil.rmtree(base, ignore_errors=True)
 
 
-def probe(stage: Path, mode: str, requests: list[str], **options: object) -> dict:
-    """The replies to ``requests`` from a worker started as ``mode`` (``options``: the
-    WorkerBackend's), and what was seen outside."""
-    args = [sys.executable, "-c", SCRIPT, str(stage / "probe"), json.dumps(requests), json.dumps(options)]
+def run_as(mode: str, stage: Path, args: list[str]) -> subprocess.CompletedProcess:
+    """``args`` run from the checkout as ``mode`` (root, or the ordinary user: skipped where
+    none can run); it must succeed."""
     if mode == "ordinary user":
         if N._can_run() is not None:
             pytest.skip(str(N._can_run()))
         args = N.as_user(args, stage)
     proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
     assert proc.returncode == 0, proc.stderr[-3000:]
+    return proc
+
+
+def probe(stage: Path, mode: str, requests: list[str], **options: object) -> dict:
+    """The replies to ``requests`` from a worker started as ``mode`` (``options``: the
+    WorkerBackend's), and what was seen outside."""
+    args = [sys.executable, "-c", SCRIPT, str(stage / "probe"), json.dumps(requests), json.dumps(options)]
+    proc = run_as(mode, stage, args)
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
@@ -371,12 +378,7 @@ def test_every_process_of_the_worker_is_stopped_while_the_reference_is_timed(sta
     meanwhile takes at most 20% longer than on a quiet machine (before they started, after
     they ended: the larger)."""
     args = [sys.executable, "-c", PAUSE_SCRIPT, str(stage / "probe")]
-    if mode == "ordinary user":
-        if N._can_run() is not None:
-            pytest.skip(str(N._can_run()))
-        args = N.as_user(args, stage)
-    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_as(mode, stage, args)
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["processes"] == 4 and seen["stopped"] == 4, seen
     assert seen["ticks_while_paused"] == 0, seen
@@ -400,10 +402,5 @@ def test_files_a_call_writes_come_back_from_the_workers_own_tmpfs(stage, mode):
     out.mkdir()
     os.chown(out, N.USER_ID, N.USER_ID)
     args = [sys.executable, "-c", SAVE_SCRIPT, str(stage / "probe"), str(out)]
-    if mode == "ordinary user":
-        if N._can_run() is not None:
-            pytest.skip(str(N._can_run()))
-        args = N.as_user(args, stage)
-    proc = subprocess.run(args, cwd=ROOT, capture_output=True, text=True, timeout=240, stdin=subprocess.DEVNULL)
-    assert proc.returncode == 0, proc.stderr[-3000:]
+    proc = run_as(mode, stage, args)
     assert (out / "vocab.txt").read_text() == "{0: b'a'}" and (out / "merges.txt").read_text() == "[(b'a', b'b')]"
