@@ -27,6 +27,7 @@ import stat
 import subprocess
 import sys
 import tempfile
+import time
 import warnings
 import zipfile
 from concurrent.futures import CancelledError
@@ -37,6 +38,7 @@ from harness import ROOT
 
 CONNECT_TIMEOUT = 60.0  # seconds to reach the scheduler and see a first worker
 LOG_TAIL = 1_000_000  # characters of a grading's log brought back
+LIFELINE_GRACE = 10.0  # seconds a grading whose worker died gets to stop and clean up (grade's STOP_GRACE is 5)
 DIGESTED = ("harness", "sandbox", "grader", "mutants", "reference", "tests", "fixtures")
 _EPOCH = (1980, 1, 1, 0, 0, 0)
 
@@ -182,18 +184,38 @@ def lifeline_prefix() -> list[str]:
 
 
 def lifeline(parent: int, cmd: list[str]) -> int:
-    """Run ``cmd`` and kill this whole process group (the grading and everything it started)
-    when the process ``parent`` dies: a Dask worker killed mid-grading leaves nothing running."""
+    """Run ``cmd`` (a ``grade``) and, when the process ``parent`` dies, stop it as a signal to
+    ``grade`` would (SIGTERM: it stops its tests and removes its temporary folders), then kill
+    this whole process group (the grading and everything it started) after ``LIFELINE_GRACE``
+    seconds at most: a Dask worker killed mid-grading leaves nothing running and nothing in TMPDIR."""
     import ctypes
 
+    child: subprocess.Popen | None = None
+
     def die(*_):
+        if child is not None:
+            child.terminate()
+            _reap(child.pid, LIFELINE_GRACE)
         os.killpg(os.getpgid(0), signal.SIGKILL)
 
     signal.signal(signal.SIGTERM, die)
     ctypes.CDLL(None, use_errno=True).prctl(1, int(signal.SIGTERM), 0, 0, 0)  # PR_SET_PDEATHSIG
     if os.getppid() != parent:  # it died before the line above
         die()
-    return subprocess.call(cmd)
+    child = subprocess.Popen(cmd)
+    return child.wait()
+
+
+def _reap(pid: int, seconds: float) -> None:
+    """Wait up to ``seconds`` for the child ``pid`` to end (from a signal handler: no Popen lock)."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        try:
+            if os.waitpid(pid, os.WNOHANG)[0]:
+                return
+        except ChildProcessError:
+            return
+        time.sleep(0.05)
 
 
 # ---- the client's side -----------------------------------------------------------------

@@ -7,15 +7,18 @@ from __future__ import annotations
 
 import io
 import os
+import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import time
 import zipfile
 from pathlib import Path
 
 import pytest
 
+from grader.cluster import LIFELINE_GRACE
 from harness.childenv import child_env
 
 from .test_batch import POLICY, TESTS, checkout, mutate, zip_folder
@@ -69,6 +72,26 @@ def processes_mentioning(needle: bytes) -> list[str]:
     return found
 
 
+def descendants_mentioning(ancestor: int, needle: bytes) -> list[str]:
+    """Command lines of the processes under ``ancestor`` (at any depth) that mention ``needle``."""
+    parents, cmdlines = {}, {}
+    for stat in Path("/proc").glob("[0-9]*/stat"):
+        try:
+            parents[int(stat.parent.name)] = int(stat.read_text().rsplit(")", 1)[1].split()[1])
+            cmdlines[int(stat.parent.name)] = (stat.parent / "cmdline").read_bytes()
+        except (OSError, ValueError, IndexError):
+            pass
+
+    def under(pid: int) -> bool:
+        while pid > 1:
+            pid = parents.get(pid, 0)
+            if pid == ancestor:
+                return True
+        return False
+
+    return [cmd.replace(b"\0", b" ").decode(errors="replace") for pid, cmd in cmdlines.items() if needle in cmd and under(pid)]
+
+
 def survivors(folder: bytes, wait: float = 2.0) -> list[str]:
     """Command lines of the processes still mentioning ``folder`` after ``wait`` seconds at most."""
     deadline = time.monotonic() + wait
@@ -88,7 +111,11 @@ def classroom(tmp_path_factory):
     policy.write_text(POLICY)
     stdout, stderr, code = batch(folder, base / "local", policy)
     assert code == 0, stderr[-2000:]
-    return {"base": base, "folder": folder, "policy": policy, "local": base / "local"}
+    # the cluster's TMPDIR, traversable by the workers' user ids as /tmp is (pytest's folders are not)
+    tmp = Path(tempfile.mkdtemp(prefix="bpe-cluster-tmp-"))
+    tmp.chmod(0o755)
+    yield {"base": base, "folder": folder, "policy": policy, "local": base / "local", "tmp": tmp}
+    shutil.rmtree(tmp, ignore_errors=True)
 
 
 # a 2-worker LocalCluster in a process of its own (its processes, multiprocessing's resource
@@ -111,7 +138,7 @@ def cluster(classroom):
     """The scheduler's address of a 2-worker cluster (worker processes) started for these tests."""
     scratch = classroom["base"] / "dask"
     scratch.mkdir()
-    proc = subprocess.Popen([sys.executable, "-c", CLUSTER, str(scratch)], cwd=ROOT, env=child_env(),
+    proc = subprocess.Popen([sys.executable, "-c", CLUSTER, str(scratch)], cwd=ROOT, env=child_env(TMPDIR=str(classroom["tmp"])),
                             stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.DEVNULL, text=True,
                             start_new_session=True)
     try:
@@ -144,10 +171,15 @@ def killed_run(classroom, cluster):
             for pid, cmd in gradings().items():
                 worker = next((w for w, d in dirs.items() if d in cmd), None)
                 if worker is not None and "/bob_stubs " in cmd:  # the longest grading (every test fails)
-                    time.sleep(0.2)  # into the grading (a stubs grading can end within a second on a quiet machine)
-                    victim = {"worker": worker, "cmd": cmd, "grade_pid": pid, "alive": pid in gradings()}
+                    # into the grading: once it has made its temporary folder (a stubs grading can end
+                    # within a second on a quiet machine; killed before that, it would leave nothing to find)
+                    folder = f"{classroom['tmp']}/bpe-grade-".encode()
+                    while not (its_tmp := descendants_mentioning(pid, folder)) and pid in gradings():
+                        time.sleep(0.02)
+                    victim = {"worker": worker, "cmd": cmd, "grade_pid": pid, "alive": pid in gradings(), "its_tmp": its_tmp}
                     os.kill(pids[worker], signal.SIGKILL)
-                    victim["survivors"] = survivors(victim["cmd"].split("--submission ")[1].split()[0].encode())
+                    victim["survivors"] = survivors(victim["cmd"].split("--submission ")[1].split()[0].encode(),
+                                                    wait=LIFELINE_GRACE + 3)
                     break
             time.sleep(0.1)
         stdout, stderr = proc.communicate(timeout=600)
@@ -155,7 +187,7 @@ def killed_run(classroom, cluster):
     finally:
         client.close()
     return {"stdout": stdout, "stderr": stderr, "code": proc.returncode, "victim": victim, "out": base / "cluster",
-            "rerun": rerun}
+            "rerun": rerun, "left_in_tmp": sorted(p.name for p in classroom["tmp"].iterdir())}
 
 
 @needs_dask
@@ -179,7 +211,14 @@ def test_the_worker_was_killed_in_the_middle_of_a_grading_and_it_was_retried(kil
 def test_nothing_the_killed_grading_started_keeps_running(killed_run):
     victim = killed_run["victim"]
     assert victim is not None
-    assert not victim["survivors"], f"2 s after its worker was killed these still ran: {victim['survivors']}"
+    assert not victim["survivors"], f"{LIFELINE_GRACE + 3:g} s after its worker was killed these still ran: {victim['survivors']}"
+
+
+@needs_dask
+def test_the_killed_grading_leaves_nothing_in_tmp(killed_run):
+    victim = killed_run["victim"]
+    assert victim is not None and victim["its_tmp"], "the grading was killed before it made its folder: the test proves nothing"
+    assert not killed_run["left_in_tmp"], f"left in the workers' TMPDIR: {killed_run['left_in_tmp']}"
 
 
 @needs_dask
