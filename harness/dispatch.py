@@ -2,8 +2,8 @@
 backends (in this process, :class:`harness.impl.LocalBackend`; in the isolated worker,
 :class:`sandbox.worker.Worker`), and the one way to import the adapters file.
 
-Imports only the standard library and the harness modules the worker gets a private copy
-of (``values``, ``stand_ins``, ``own_metadata``, ``probes``: ``WORKER_FILES`` in :mod:`sandbox.process`).
+Imports only the standard library and harness modules that do the same: the isolated worker
+runs it from its private copy of the harness and the sandbox (``selftests/test_worker_files.py``).
 """
 
 from __future__ import annotations

@@ -1,7 +1,7 @@
 """One running worker, seen from the trusted side: its sandbox, start, output, end.
 
 :class:`WorkerProcess` makes the worker's sandbox folder (the code, a private copy of the
-harness modules it imports, its work, input and output folders), starts
+packages it runs from (:mod:`sandbox.workercode`), its work, input and output folders), starts
 ``python -I -B -c BOOTSTRAP`` in a process group of its own, sends it its configuration on the
 request pipe, waits for it to confine itself (``ready``) and import ``adapters.py``
 (``hello``), drains its stdout/stderr with a cap, and ends it (process group, pid namespace,
@@ -22,16 +22,13 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import confinement, leftovers, proctree, uids
+from . import confinement, leftovers, proctree, uids, workercode
 from .channel import TrustedEnd, widen_pipe
 from .failures import WorkerDied, WorkerFailure, WorkerTimeout, died_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backend import WorkerBackend
 
-# the modules a worker imports, copied into its sandbox as private packages of these names
-WORKER_FILES = {"harness": ("values.py", "probes.py", "stand_ins.py", "own_metadata.py", "dispatch.py"), "sandbox": ("worker.py", "confine.py", "imports.py", "userns.py", "lockdown.py", "channel.py")}
-CODE_DIR = Path(__file__).resolve().parent.parent
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 
 
@@ -132,12 +129,7 @@ class WorkerProcess(TrustedEnd):
             os.chmod(self.sandbox, 0o755)
         code = self.sandbox / "code"
         backend.copy_code(code)
-        for package, names in WORKER_FILES.items():
-            private = self.sandbox / "harness" / package
-            private.mkdir(parents=True)
-            (private / "__init__.py").write_text('"""The worker\'s private copy of the modules it needs."""\n')
-            for name in names:
-                shutil.copyfile(CODE_DIR / package / name, private / name)
+        workercode.ship(self.sandbox / "harness")
         self.work = self.sandbox / "work"
         self.inputs = self.sandbox / "in"
         self.outputs = self.sandbox / "out"

@@ -3,8 +3,8 @@
 The trusted side (:mod:`sandbox.process`) starts it as
 ``python -I -B -c <bootstrap> FD`` (its configuration comes as the first line on the request
 pipe ``FD``, never in its argv) in a throw-away sandbox directory holding a copy of
-``adapters.py`` and the implementation package, plus private copies of the few harness
-and sandbox modules it imports (``WORKER_FILES``; what a request does is
+``adapters.py`` and the implementation package, plus a private copy of the ``harness`` and
+``sandbox`` packages it runs from (:mod:`sandbox.workercode`; what a request does is
 :mod:`harness.dispatch`'s, shared with in-process runs). Nothing else of the harness is on its
 ``sys.path``; the environment holds only ``PATH``, ``HOME``/``TMPDIR`` (the sandbox work
 directory), the locale and ``BPE_IMPL``.
