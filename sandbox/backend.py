@@ -207,7 +207,7 @@ class WorkerBackend:
             proc = self._worker()
             rid = self._new_rid()
             mark = len(proc.output)
-            refs = None
+            refs, originals = None, args
             if args is not None:
                 args, refs = self._args.split(args, proc.sent_keys)
                 message = [*message[:-1], args, message[-1]] if message[0] == "call" else [*message, args]
@@ -225,11 +225,14 @@ class WorkerBackend:
                 if proc.death is None:
                     proc.interrupted()
                 raise
-            return self._settle(reply, proc, mark, doing)
+            return self._settle(reply, proc, mark, doing, originals)
 
-    def _settle(self, reply: list, proc: WorkerProcess, mark: int, doing: str) -> Any:
+    def _settle(self, reply: list, proc: WorkerProcess, mark: int, doing: str, originals: list | None) -> Any:
         __tracebackhide__ = True
         if reply[0] == "ok" and len(reply) == 3:
+            return reply[2]
+        if reply[0] == "ok" and len(reply) == 4 and originals is not None:
+            change_in_place(originals, reply[3], proc)
             return reply[2]
         if reply[0] == "err" and len(reply) == 3 and type(reply[2]) is dict:
             raise student_error(reply[2], proc, mark)
@@ -359,3 +362,22 @@ class WorkerBackend:
         stream, self._stream = self._stream, None
         if stream is not None:
             stream.abort()
+
+
+def change_in_place(originals: list, changed: Any, proc: WorkerProcess) -> None:
+    """The caller's list or dict arguments changed as the submission changed its copies in the
+    worker (``changed``: ``[position, new value]`` pairs): the same outcome as in-process."""
+    if type(changed) is not list:
+        raise proc.violation("sent changed arguments that are not a list")
+    for entry in changed:
+        if not (type(entry) is list and len(entry) == 2 and type(entry[0]) is int and 0 <= entry[0] < len(originals)):
+            raise proc.violation("sent a changed argument for no argument given")
+        position, value = entry
+        original = originals[position]
+        if type(original) is not type(value) or type(original) not in (list, dict):
+            raise proc.violation(f"sent a changed argument {position + 1} of another type")
+        if type(original) is list:
+            original[:] = value
+        else:
+            original.clear()
+            original.update(value)

@@ -105,6 +105,18 @@ def failure(kind: str, message: str) -> dict:
 _OWN_FILES = frozenset({__file__, sys.modules[Dispatcher.__module__].__file__})
 
 
+def snapshot(args: list) -> dict[int, Any]:
+    """Copies of the arguments a call could change in place (lists and dicts), by position."""
+    return {i: plain_copy(a) for i, a in enumerate(args) if type(a) in (list, dict)}
+
+
+def changed_arguments(args: list, before: dict[int, Any]) -> list[list]:
+    """``[position, new value]`` of each argument the call changed in place: in-process the
+    caller's own object would have changed, and a test checking that it did not must see it."""
+    return [[i, to_plain(args[i], f"argument {i + 1}")] for i, old in before.items()
+            if type(args[i]) is not type(old) or args[i] != old]
+
+
 class Worker:
     """The protocol's worker end: arguments sent once and then referenced, replies, the
     stream's need/ids exchange and errors described as plain data; what a request does is
@@ -144,10 +156,14 @@ class Worker:
         try:
             if op == "call":
                 _, _, adapter, args, returns_handle, refs = msg
-                value = self.dispatch.call(adapter, self.arguments(args, refs), returns_handle)
+                args = self.arguments(args, refs)
+                before = snapshot(args)
+                value = self.dispatch.call(adapter, args, returns_handle)
             elif op == "method":
                 _, _, handle, name, args, refs = msg
-                value = self.dispatch.method(handle, name, self.arguments(args, refs))
+                args = self.arguments(args, refs)
+                before = snapshot(args)
+                value = self.dispatch.method(handle, name, args)
             elif op == "probe":
                 _, _, probe, handle, args = msg
                 value = self.dispatch.probe(probe, handle, args)
@@ -157,6 +173,8 @@ class Worker:
             else:
                 raise SystemExit(f"unknown request {op!r}")
             data = ["ok", rid, value]
+            if op in ("call", "method") and (changed := changed_arguments(args, before)):
+                data.append(changed)  # the trusted side changes the caller's objects as in-process
         except Broken as err:
             data = ["err", rid, failure("broken", str(err))]
         except V.WrongResult as err:

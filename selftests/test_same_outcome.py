@@ -66,9 +66,9 @@ SUBMISSIONS = {
 RUNS = [(False, False), (True, True)]
 
 
-def outcomes(submission: Path, isolate: bool, reverse: bool, junit: Path) -> dict[str, str]:
+def outcomes(submission: Path, isolate: bool, reverse: bool, junit: Path, files: list[str] = FILES) -> dict[str, str]:
     args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--submission", str(submission),
-            f"--junitxml={junit}", *FILES]
+            f"--junitxml={junit}", *files]
     args += ["--isolate"] if isolate else []
     args += ["-p", "selftests.reverse_order"] if reverse else []
     proc = subprocess.run(args, cwd=ROOT, env=child_env(drop=("BPE_SEED",)), capture_output=True, text=True,
@@ -111,3 +111,20 @@ def test_the_spec_compliant_variant_passes_and_each_bug_fails_something(runs):
             assert failed, f"{name} fails no test of {FILES}"
     drops = runs["heldout_drops_text_after_special"][0]
     assert drops["tests.public.test_tokenizer::test_decode_of_encode_is_text_with_special_tokens"] == "failed"
+
+
+# bugs that change an argument in place: in-process the test's own object changes; isolated,
+# the worker's copy does, and the change must come back to the test's object all the same
+IN_PLACE = {
+    "merge_modifies_input": ["tests/public/test_primitives.py::test_merge_does_not_modify_its_input",
+                             "tests/hidden/test_primitives_hidden.py::test_merge_leaves_random_input_unmodified"],
+    "tokenizer_modifies_callers_vocab": ["tests/public/test_tokenizer_rules.py::test_callers_vocab_and_merges_are_not_modified"],
+}
+
+
+@pytest.mark.parametrize("name", list(IN_PLACE))
+def test_a_call_changing_its_argument_fails_the_same_tests_isolated_as_in_process(tmp_path, name):
+    sub = build(by_name(name), tmp_path / name)
+    local, isolated = (outcomes(sub, isolate, False, tmp_path / f"{isolate}.xml", IN_PLACE[name]) for isolate in (False, True))
+    assert "failed" in local.values(), f"in-process, {name} should fail its rule's tests: {local}"
+    assert isolated == local, f"isolated, {name} gives {isolated}; in-process {local}"

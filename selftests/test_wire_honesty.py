@@ -89,3 +89,45 @@ def test_a_reply_sent_before_its_request_is_never_taken_as_the_answer(make):
 def test_an_error_sent_as_success_is_still_checked_on_the_trusted_side(make):
     impl = make(CLAIM_SUCCESS)
     assert impl.run_merge([1, 2, 3], (1, 2), 9) == []  # the claimed value is all it gets: a wrong result
+
+
+FORGED_CHANGE = '''
+import sys
+_worker = sys.modules["sandbox.channel"]
+_send = _worker.Channel.send
+
+
+def send(self, message):
+    """Each success claims the call changed its arguments in place, as FORGED says."""
+    if message and message[0] == "ok" and len(message) == 3:
+        message = [*message, FORGED]
+    _send(self, message)
+
+
+_worker.Channel.send = send
+
+
+def run_merge(ids, pair, new_id):
+    return list(ids)
+'''
+
+
+@pytest.mark.parametrize("forged", [[[7, [0]]], [[0, {"1": 1}]], [[1, [9, 9]]], [[2, 5]], [[0]], "changed"],
+                         ids=["no-such-argument", "list-becomes-dict", "tuple-changed", "int-changed", "no-value", "not-a-list"])
+def test_a_forged_change_to_the_arguments_stops_the_worker_and_changes_nothing(make, forged):
+    impl = make(FORGED_CHANGE.replace("FORGED", repr(forged)))
+    ids = [1, 2, 3]
+    with pytest.raises(WorkerFailure, match="changed argument"):
+        impl.run_merge(ids, (1, 2), 9)
+    assert ids == [1, 2, 3]
+
+
+def test_a_change_to_a_list_argument_reaches_the_callers_list(make):
+    impl = make('''
+def run_merge(ids, pair, new_id):
+    ids.append(new_id)
+    return []
+''')
+    ids = [1, 2, 3]
+    assert impl.run_merge(ids, (1, 2), 9) == []
+    assert ids == [1, 2, 3, 9]
