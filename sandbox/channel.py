@@ -1,11 +1,12 @@
 """Both ends of the protocol between the trusted side and an isolated worker.
 
-One line of tagged JSON (:func:`harness.values.wire_dumps`) per message, over two dedicated
+One line of tagged JSON (:func:`harness.wire.dumps`) per message, over two dedicated
 pipes (never the worker's stdout): :class:`Channel` is the worker's end, :class:`TrustedEnd`
 the trusted side's (mixed into :class:`sandbox.process.WorkerProcess`), which bounds what it
 reads (``reply_bytes``, ``reply_values``), accepts only a reply to the request it made and
 never blocks on a worker that stops reading or writing. The worker imports this module from
-its private copy, so it imports only the standard library and :mod:`harness.values`.
+its private copy, so it imports only the standard library and the harness (:mod:`harness.values`,
+:mod:`harness.wire`).
 """
 
 from __future__ import annotations
@@ -18,17 +19,18 @@ from itertools import chain
 from typing import Any
 
 from harness import values as V
+from harness import wire
 
 MAX_LINE = 1 << 30  # requests longer than this are a protocol error
 SPIN_SECONDS = 0.002  # see default_spin
 
 
-# ---- the wire: harness.values' tagged JSON, with fast paths for the common shapes -------
+# ---- the wire: harness.wire's tagged JSON, with fast paths for the common shapes -------
 
 
 def fast_dumps(value: Any) -> str:
-    """:func:`harness.values.wire_dumps` (which packs vocabularies and merges compactly)."""
-    return V.wire_dumps(value)
+    """:func:`harness.wire.dumps` (which packs vocabularies and merges compactly)."""
+    return wire.dumps(value)
 
 
 def plain_copy(value: Any) -> Any:
@@ -115,7 +117,7 @@ class Channel:
             if end >= 0:
                 line = bytes(self.buffer[:end])
                 del self.buffer[: end + 1]
-                return V.wire_loads(line)
+                return wire.loads(line)
             if len(self.buffer) > MAX_LINE:
                 raise SystemExit("request too long")
             chunk = self._read()
@@ -210,7 +212,7 @@ class TrustedEnd:
                 if values > self.limits.reply_values:  # each value costs far more parsed than sent
                     raise self.violation(f"sent a reply of more than {self.limits.reply_values} values")
                 try:
-                    msg = V.wire_loads(line)
+                    msg = wire.loads(line)
                 except (ValueError, TypeError, RecursionError) as err:
                     raise self.violation(f"sent a malformed message ({err})") from None
                 if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str or msg[1] != rid:

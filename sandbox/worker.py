@@ -18,7 +18,7 @@ unprivileged user id; otherwise inside unprivileged user, mount and pid namespac
 there and refused by an import hook.
 
 Protocol (both ends in :mod:`sandbox.channel`): one line of tagged JSON
-(:func:`harness.values.wire_dumps`) per message, over two dedicated pipe descriptors (never stdout,
+(:func:`harness.wire.dumps`) per message, over two dedicated pipe descriptors (never stdout,
 which is the submission's, captured with a cap by the trusted side). Requests and replies are lists::
 
                                                        <- ["ready", 0, {notes}] (sandbox set up)

@@ -23,7 +23,7 @@ from grader.results import write_json, write_junit
 from harness.printable import printable
 from harness.submission import missing_packages
 from harness.recording import BUDGET, MAX_ITEMS, CallLog, Large, weight
-from harness.values import wire_dumps
+from harness.wire import dumps as wire_dumps
 from sandbox.channel import reply_values
 
 UNSAFE = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # categories that could break a line or hide text

@@ -7,6 +7,7 @@ from collections import Counter, defaultdict
 import pytest
 
 from harness import values as V
+from harness import wire
 
 
 class LyingList(list):
@@ -31,7 +32,7 @@ class LyingList(list):
     ids=["ints", "pair_counts", "trained", "mixed", "bytes_key", "packed32", "packed64", "bigints", "bools", "one_bool"],
 )
 def test_wire_round_trip_preserves_plain_data(value):
-    back = V.wire_loads(V.wire_dumps(value))
+    back = wire.loads(wire.dumps(value))
     assert back == value
     assert type(back) is type(value)
     if type(value) is list:
@@ -87,7 +88,7 @@ def test_wrong_type_messages_name_the_part_and_what_came_back(shape, value, mess
 @pytest.mark.parametrize("text", ['{"$x": 1}', '{"$b": "!!"}', '{"$d": [[1]]}', '{"$d": [[[1], 2]]}'])
 def test_wire_loads_rejects_malformed_input(text):
     with pytest.raises(ValueError):
-        V.wire_loads(text)
+        wire.loads(text)
 
 
 @pytest.mark.parametrize(
@@ -109,4 +110,4 @@ def test_wire_loads_rejects_malformed_input(text):
 )
 def test_wire_loads_rejects_malformed_packed_values(text):
     with pytest.raises(ValueError):
-        V.wire_loads(text)
+        wire.loads(text)
