@@ -169,23 +169,36 @@ def grade_one(checkout: Path, name: str, sub: Path, out: Path) -> dict:
     return {"seconds": round(seconds, 1), "exit_status": code, "score": data.get("score")}
 
 
-def take(checkout: Path, out: Path, names: list[str], jobs: int) -> dict:
-    """Build and grade every submission (``jobs`` at a time); returns the snapshot's facts."""
+def take(checkout: Path, out: Path, names: list[str], jobs: int, stop_after: float | None = None, resume: bool = False) -> dict:
+    """Build and grade every submission (``jobs`` at a time, in the order of ``names`` when
+    given); none starts ``stop_after`` seconds after the start; ``resume``: those already in
+    ``out`` are not graded again. Returns the snapshot's facts (kept in ``out``)."""
     checkout = checkout.resolve()
     (out / "raw").mkdir(parents=True, exist_ok=True)
     commit = subprocess.run(["git", "-C", str(checkout), "rev-parse", "HEAD"], capture_output=True, text=True, check=False)
     started = time.monotonic()
+    stop_at = started + stop_after if stop_after is not None else float("inf")
+
+    def grade_in_time(name: str, sub: Path) -> dict | None:
+        return grade_one(checkout, name, sub, out) if time.monotonic() < stop_at else None
+
+    meta_path = out / META
+    meta = json.loads(meta_path.read_text(encoding="utf-8")) if resume and meta_path.is_file() else {"submissions": {}}
     with tempfile.TemporaryDirectory(prefix="bpe-snapshot-") as tmp:
         subs = build_submissions(checkout, Path(tmp), names)
+        order = [n for n in (names or subs) if not (resume and (out / f"{n}.json").is_file())]
         with ThreadPoolExecutor(max_workers=jobs) as pool:
-            futures = {name: pool.submit(grade_one, checkout, name, sub, out) for name, sub in subs.items()}
-            graded = {}
-            for name, f in futures.items():
-                graded[name] = f.result()
-                print(f"[snapshot] {name}: {graded[name]}", flush=True)
-    meta = {"checkout": str(checkout), "commit": commit.stdout.strip(), "jobs": jobs,
-            "seconds": round(time.monotonic() - started, 1), "submissions": graded}
-    (out / META).write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
+            futures = {name: pool.submit(grade_in_time, name, subs[name]) for name in order}
+            try:
+                for name, f in futures.items():
+                    if (done := f.result()) is not None:
+                        meta["submissions"][name] = done
+                        print(f"[snapshot] {name}: {done}", flush=True)
+            finally:
+                pool.shutdown(cancel_futures=True)
+    meta |= {"checkout": str(checkout), "commit": commit.stdout.strip(), "jobs": jobs,
+             "seconds": round(time.monotonic() - started, 1), "not graded (time)": [n for n in order if n not in meta["submissions"]]}
+    meta_path.write_text(json.dumps(meta, indent=1) + "\n", encoding="utf-8")
     return meta
 
 
@@ -264,8 +277,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("checkout", type=Path, nargs="?", help="the checkout whose grading is measured")
     parser.add_argument("--out", type=Path, help="the snapshot folder to write")
     parser.add_argument("--only", nargs="+", default=[], metavar="NAME",
-                        help="only these submissions: reference, stubs, mutant-NAME (default: all)")
+                        help="only these submissions, graded in this order: reference, stubs, mutant-NAME (default: all)")
     parser.add_argument("--jobs", type=int, default=2, help="gradings at a time (default 2)")
+    parser.add_argument("--stop-after", type=float, metavar="SECONDS", help="start no grading after this many seconds")
+    parser.add_argument("--resume", action="store_true", help="grade only the submissions not yet in --out")
     parser.add_argument("--against", type=Path, help="an earlier snapshot folder: print the differences")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two snapshots, no grading")
     args = parser.parse_args(argv)
@@ -275,8 +290,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("give a CHECKOUT and --out DIR (or --compare OLD NEW)")
     if not (args.checkout / "grader").is_dir():
         parser.error(f"{args.checkout} is not a checkout of this project (no grader/)")
-    meta = take(args.checkout, args.out, args.only, args.jobs)
-    print(f"[snapshot] {len(meta['submissions'])} submissions of {meta['commit'][:7]} in {meta['seconds']:.0f} s: {args.out}")
+    meta = take(args.checkout, args.out, args.only, args.jobs, args.stop_after, args.resume)
+    print(f"[snapshot] {len(meta['submissions'])} submissions of {meta['commit'][:7]} in {meta['seconds']:.0f} s: {args.out}"
+          + (f"; not graded in time: {' '.join(meta['not graded (time)'])}" if meta["not graded (time)"] else ""))
     return report(args.against, args.out) if args.against else 0
 
 

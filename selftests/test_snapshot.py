@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import copy
 import json
+import textwrap
 
 import pytest
 
@@ -121,3 +122,75 @@ def test_entries_of_one_test_with_two_visibilities_get_distinct_keys():
     entries = snap(data)["entries"]
     assert set(entries) == {"tests/public/test_a.py::test_one", "tests/public/test_a.py::test_one (hidden)",
                             "tests/hidden/test_s.py::test_fast"}
+
+
+FAKE_CHECKOUT = {
+    "adapters.py": "from student import A\n",
+    "reference/__init__.py": "A = 1\n",
+    "student/__init__.py": "A = None\n",
+    "mutants/__init__.py": "",
+    "mutants/catalogue.py": "class M:\n    def __init__(self, name):\n        self.name = name\n\nCATALOGUE = [M('two'), M('three')]\n",
+    "mutants/build.py": """
+        import shutil
+        from pathlib import Path
+        def build(mutant, dest):
+            shutil.copytree('reference', Path(dest) / 'student')
+            shutil.copyfile('adapters.py', Path(dest) / 'adapters.py')
+            (Path(dest) / 'student' / '__init__.py').write_text('A = ' + str(len(mutant.name)) + '\\n')
+        """,
+    "grader/__init__.py": "",
+    "grader/__main__.py": """
+        import json, sys
+        from pathlib import Path
+        args = sys.argv[1:]
+        sub, results = Path(args[args.index('--submission') + 1]), Path(args[args.index('--results') + 1])
+        a = (sub / 'student' / '__init__.py').read_text().split('= ')[1].strip()
+        score = {{'1': 1.0, '3': 0.5}}.get(a, 0.0)
+        results.write_text(json.dumps({{'score': score, 'execution_time': 1.5, 'tests': [{{
+            'name': 'Part 1 — a is one', 'score': score, 'max_score': 1.0, 'status': 'passed' if score == 1 else 'failed',
+            'output': 'a = ' + a + ' in ' + str(sub) + '; {speed}', 'extra_data': {{'test': 'tests/test_a.py::test_a'}}}}]}}))
+        """,
+}
+
+
+@pytest.fixture
+def fake_checkout(tmp_path):
+    """A checkout whose grader scores student.A: the tool must grade with the checkout's code."""
+    speed = speed_report("encode", 0.123, 0.1, SpeedPolicy(multiple=10, floor=1))
+    root = tmp_path / "checkout"
+    for name, text in FAKE_CHECKOUT.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(text).replace("{speed}", speed).replace("{{", "{").replace("}}", "}"), encoding="utf-8")
+    return root
+
+
+def test_snapshot_grades_reference_stubs_and_catalogue_with_the_checkouts_own_grader(fake_checkout, tmp_path, capsys):
+    out = tmp_path / "snap"
+    assert S.main([str(fake_checkout), "--out", str(out), "--jobs", "2"]) == 0
+    snaps = S.load(out)
+    assert {n: s["top"]["score"] for n, s in snaps.items()} == {
+        "reference": 1.0, "stubs": 0.0, "mutant-two": 0.5, "mutant-three": 0.0}
+    entry = snaps["mutant-two"]["entries"]["tests/test_a.py::test_a"]
+    assert entry["output"] == "a = 3 in <submission>; encode: <t> s, reference <t> s, <r>x; limit 10x + 1 s = <t> s"
+    assert "execution_time" not in snaps["reference"]["top"]
+    # the same checkout graded again: the same snapshot; a grader that scores otherwise: reported
+    assert S.main([str(fake_checkout), "--out", str(tmp_path / "again"), "--against", str(out)]) == 0
+    grader = fake_checkout / "grader" / "__main__.py"
+    grader.write_text(grader.read_text().replace("'3': 0.5", "'3': 0.25"))
+    capsys.readouterr()
+    assert S.main([str(fake_checkout), "--out", str(tmp_path / "after"), "--only", "mutant-two", "--against", str(out)]) == 1
+    out_lines = capsys.readouterr().out.splitlines()
+    assert "mutant-two: tests/test_a.py::test_a: score 0.5 -> 0.25" in out_lines
+    assert {"reference: graded only before", "stubs: graded only before"} <= set(out_lines)
+
+
+def test_a_stopped_snapshot_resumes_where_it_stopped(fake_checkout, tmp_path):
+    out = tmp_path / "snap"
+    assert S.main([str(fake_checkout), "--out", str(out), "--only", "stubs", "reference", "--jobs", "1", "--stop-after", "0"]) == 0
+    meta = json.loads((out / S.META).read_text())
+    assert S.load(out) == {} and meta["not graded (time)"] == ["stubs", "reference"]
+    assert S.main([str(fake_checkout), "--out", str(out), "--only", "stubs", "--jobs", "1"]) == 0
+    assert S.main([str(fake_checkout), "--out", str(out), "--resume", "--jobs", "1"]) == 0
+    meta = json.loads((out / S.META).read_text())
+    assert set(S.load(out)) == set(meta["submissions"]) == {"reference", "stubs", "mutant-two", "mutant-three"}
