@@ -18,15 +18,15 @@ import tempfile
 import time
 from pathlib import Path
 
+from grader.request import GradeRequest
+
 ROOT = Path(__file__).resolve().parent.parent
-MODES = {"in-process": ["--no-isolate"], "isolated": ["--isolate"]}
+MODES = {"in-process": False, "isolated": True}  # mode -> GradeRequest.isolate
 
 
-def grade_seconds(flags: list[str], tests: list[str], results: Path) -> float:
+def grade_seconds(isolate: bool, tests: list[str], results: Path) -> float:
     """Wall-clock seconds of one ``python -m grader grade --impl reference`` run."""
-    cmd = [sys.executable, "-m", "grader", "grade", "--impl", "reference", "--quiet", "--results", str(results), *flags]
-    if tests:
-        cmd += ["--tests", *tests]
+    cmd = GradeRequest(impl="reference", quiet=True, results=results, isolate=isolate, tests=tuple(tests) or None).argv()
     start = time.perf_counter()
     proc = subprocess.run(cmd, cwd=ROOT, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, text=True)
     seconds = time.perf_counter() - start
@@ -40,8 +40,8 @@ def measure(rounds: int, tests: list[str], log=lambda message: None) -> dict[str
     times: dict[str, list[float]] = {mode: [] for mode in MODES}
     with tempfile.TemporaryDirectory(prefix="bpe-bench-isolation-") as tmp:
         for r in range(rounds):
-            for mode, flags in MODES.items():
-                times[mode].append(grade_seconds(flags, tests, Path(tmp) / "results.json"))
+            for mode, isolate in MODES.items():
+                times[mode].append(grade_seconds(isolate, tests, Path(tmp) / "results.json"))
                 log(f"round {r + 1}/{rounds}: {mode} {times[mode][-1]:.2f} s")
     return times
 

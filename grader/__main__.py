@@ -8,6 +8,7 @@ import sys
 from pathlib import Path
 
 from harness import ROOT
+from .request import add_arguments as add_grade_arguments
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -15,22 +16,7 @@ def build_parser() -> argparse.ArgumentParser:
     sub = parser.add_subparsers(dest="command", required=True)
 
     g = sub.add_parser("grade", help="grade one submission and write its results file")
-    g.add_argument("--submission", type=Path, help="a checkout laid out like this repository (default: the in-repo student/)")
-    g.add_argument("--impl", choices=["student", "reference"], default="student", help="grade student/ (default) or reference/")
-    g.add_argument("--results", type=Path, default=Path("results/results.json"), help="Gradescope results.json path")
-    g.add_argument("--junit", type=Path, help="also write JUnit XML here")
-    g.add_argument("--config", default=None, help="grading policy: a file, or `default` (grading.yaml) or `cs336` (grading-cs336.yaml); "
-                   "without it, grading-cs336.yaml for a CS336-layout repository and grading.yaml otherwise")
-    iso = g.add_mutually_exclusive_group()
-    iso.add_argument("--isolate", dest="isolate", action="store_true", default=None, help="run submitted code in sandboxed workers (default)")
-    iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="run submitted code in the test process (debugging)")
-    g.add_argument("--max-time", type=float, default=None, help="the grading's time budget, seconds (default: grading.yaml's budget)")
-    g.add_argument("--quiet", action="store_true", help="print nothing but errors")
-    g.add_argument("--report", type=Path, help="also write a plain JSON report (per-test durations, full outputs) here")
-    g.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids to run, relative to the repository (default: tests)")
-    g.add_argument("--self-checked", action="store_true", help="skip the start-up self-check (batch runs it once for all)")
-    g.add_argument("--unwrapped", metavar="FOLDER", help="the upload had everything inside this one folder, which the caller "
-                   "unwrapped (Gradescope's run_autograder): said in the output")
+    add_grade_arguments(g)  # one option per GradeRequest field, its defaults
     b = sub.add_parser("batch", help="grade every submission in a folder; grades.csv, per-student results, summary")
     b.add_argument("submissions", type=Path, help="one sub-folder (adapters.py + student/) or .zip per student")
     b.add_argument("--out", type=Path, default=Path("batch-results"), help="output folder (default: batch-results)")
@@ -65,18 +51,13 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "grade":
-        from .grade import GradeRequest, grade
+        from .grade import grade
+        from .request import GradeRequest
 
         if args.submission is not None and args.impl == "reference":
             print("grade: --submission and --impl reference exclude each other", file=sys.stderr)
             return 2
-        return grade(
-            GradeRequest(
-                submission=args.submission, impl=args.impl, results=args.results, junit=args.junit,
-                config=args.config, isolate=args.isolate, max_time=args.max_time, quiet=args.quiet,
-                report=args.report, tests=args.tests, self_checked=args.self_checked, unwrapped=args.unwrapped,
-            )
-        )
+        return grade(GradeRequest.from_args(args))
     if args.command == "batch":
         from .batch import BatchOptions, run_batch
         from .policies import policy_path

@@ -38,6 +38,7 @@ from .attention import table as attention_table
 from .config import Config, ConfigError, load_config
 from .intake import Rejected, Submission, copy_folder, discover, safe_extract, unwrap
 from .batch_pool import RUNNING, STOPPING, grade_all, kill_group, signal_group
+from .request import GradeRequest
 from .results import failure_json, write_json
 
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
@@ -161,13 +162,12 @@ def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opt
                prefix: tuple[str, ...] | list[str] = ()) -> int:
     """``python -m grader grade`` on ``root`` (after ``prefix``) in a process group of its own,
     output to ``log``; its exit status. ``Rejected`` when it outlives ``--max-time`` plus a grace."""
-    cmd = [*prefix,
-        sys.executable, "-m", "grader", "grade", "--submission", str(root), "--results", str(results_path),
-        "--report", str(report_path), "--config", str(opts.config), "--max-time", f"{opts.max_time:g}",
-        "--self-checked",  # run_batch ran it before grading anyone; the log keeps grade's output (layout, isolation, table)
-    ]
-    if opts.tests:
-        cmd += ["--tests", *opts.tests]
+    request = GradeRequest(
+        submission=root, results=results_path, report=report_path, config=opts.config, max_time=opts.max_time,
+        tests=tuple(opts.tests) if opts.tests else None,
+        self_checked=True,  # run_batch ran it before grading anyone; the log keeps grade's output (layout, isolation, table)
+    )
+    cmd = [*prefix, *request.argv()]
     log.parent.mkdir(parents=True, exist_ok=True)
     env = child_env(keep=LEAKY)  # the grade command filters for its own children
     if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.channel.default_spin)

@@ -24,12 +24,13 @@ import re
 import subprocess
 import sys
 import tempfile
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 
 from harness import ROOT
 from harness.childenv import child_env
 from .feedback import KNOWN_BUG, first_divergence
+from .request import GradeRequest
 
 TERMINAL_LIMIT = 80  # the default terminal output of one submission stays under this many lines
 MAX_TERMINAL_LINES = TERMINAL_LIMIT - 2  # the `html:` line may follow
@@ -182,18 +183,19 @@ def build(sub: dict, ref: dict, name: str, titles: dict[str, str] | None = None)
 # ---- running -----------------------------------------------------------------------------
 
 
-def run_grade(args: list[str], report: Path, results: Path, max_time: float) -> dict:
-    cmd = [sys.executable, "-m", "grader", "grade", *args, "--results", str(results), "--report", str(report),
-           "--max-time", f"{max_time:g}", "--quiet"]
-    subprocess.run(cmd, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=max_time + 120)
+def run_grade(request: GradeRequest, report: Path, results: Path, max_time: float) -> dict:
+    """The report of ``request`` graded (quietly) with ``max_time``, results and report where said."""
+    request = replace(request, results=results, report=report, max_time=max_time, quiet=True)
+    subprocess.run(request.argv(), cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=max_time + 120)
     try:
         return json.loads(report.read_text(encoding="utf-8"))
     except (OSError, ValueError):
         return {"error": "the grade command wrote no report", "tests": []}
 
 
-def _common(config: Path | None, tests: list[str] | None) -> list[str]:
-    return (["--config", str(Path(config).resolve())] if config is not None else []) + (["--tests", *tests] if tests else [])
+def _common(config: Path | None, tests: list[str] | None) -> dict:
+    """The request's fields both gradings share: the policy and the tests."""
+    return {"config": Path(config).resolve() if config is not None else None, "tests": tuple(tests) if tests else None}
 
 
 def compare(submission: Path, config: Path | None = None, tests: list[str] | None = None, max_time: float = 3600.0) -> tuple[dict, dict]:
@@ -204,7 +206,8 @@ def compare(submission: Path, config: Path | None = None, tests: list[str] | Non
     config = policy_path(config, Path(submission))
     with tempfile.TemporaryDirectory(prefix="bpe-compare-") as tmp:
         t = Path(tmp)
-        sub = run_grade(["--submission", str(Path(submission).resolve()), *_common(config, tests)], t / "sub.json", t / "sub-results.json", max_time)
+        request = GradeRequest(submission=Path(submission).resolve(), **_common(config, tests))
+        sub = run_grade(request, t / "sub.json", t / "sub-results.json", max_time)
         ref = reference_report(config, tests, max_time)
     return sub, ref
 
@@ -212,7 +215,7 @@ def compare(submission: Path, config: Path | None = None, tests: list[str] | Non
 def reference_report(config: Path | None, tests: list[str] | None, max_time: float) -> dict:
     with tempfile.TemporaryDirectory(prefix="bpe-compare-") as tmp:
         t = Path(tmp)
-        return run_grade(["--impl", "reference", *_common(config, tests)], t / "ref.json", t / "ref-results.json", max_time)
+        return run_grade(GradeRequest(impl="reference", **_common(config, tests)), t / "ref.json", t / "ref-results.json", max_time)
 
 
 # ---- terminal ------------------------------------------------------------------------------

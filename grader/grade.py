@@ -18,7 +18,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass
+from dataclasses import replace
 from pathlib import Path
 
 from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
@@ -30,6 +30,7 @@ from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_polic
 from .guide import look_here
 from .intake import CS336_EXTRA, submission_notes, unwrap_submission  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import policy_path
+from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .journal import journal_path, replay
 from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
 
@@ -47,22 +48,6 @@ PEAK_EVERY = 0.5  # seconds between readings of the test run's peak memory
 # of every autoloaded distribution's modules (all of hypothesis: ~1.5 s of CPU per grading,
 # redone every time, as the run writes no bytecode)
 SUITE_PLUGINS = ("pytest_timeout", "_hypothesis_pytestplugin")
-
-
-@dataclass
-class GradeRequest:
-    submission: Path | None = None
-    impl: str = "student"
-    results: Path = Path("results/results.json")
-    junit: Path | None = None
-    config: Path | str | None = None  # a path or a policy name; None: chosen by the layout (config.policy_path)
-    isolate: bool | None = None  # None: isolate when the isolation backend is available
-    max_time: float | None = None  # the grading's time budget, seconds (default: grading.yaml's `budget`)
-    quiet: bool = False
-    report: Path | None = None  # also write a plain JSON report (durations, full outputs) here
-    tests: list[str] | None = None  # test paths / node ids relative to the repository (default: tests)
-    self_checked: bool = False  # the caller (batch) ran the start-up self-check in this environment
-    unwrapped: str | None = None  # the upload had everything inside this one folder (graded from there)
 
 
 class Stopped(BaseException):
@@ -241,15 +226,18 @@ def grade(req: GradeRequest) -> int:
 
 def _grade(req: GradeRequest, started: float) -> int:
     name = req.submission.name if req.submission is not None else req.impl  # seeds per-submission cases
-    if req.submission is not None:  # everything inside one folder: graded from it, as batch does, and said
-        req.submission, req.unwrapped = unwrap_submission(req.submission) if not req.unwrapped else (req.submission, req.unwrapped)
-    req.config = policy_path(req.config, req.submission)
+    if req.submission is not None and not req.unwrapped:  # everything inside one folder: graded from it, as batch does, and said
+        submission, unwrapped = unwrap_submission(req.submission)
+        req = replace(req, submission=submission, unwrapped=unwrapped)
+    req = replace(req, config=policy_path(req.config, req.submission))
     try:
         config = load_config(req.config)
     except ConfigError as err:
         return fail(req, str(err), EXIT_CONFIG, started)
     if req.max_time is None:
-        req.max_time = config.time.budget
+        req = replace(req, max_time=config.time.budget)
+    if req.submission is not None:
+        req = replace(req, submission=req.submission.resolve())
     refused = _refuse(req, config, started)
     if refused is not None:
         return refused
@@ -273,7 +261,6 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     """What stops grading before any test runs (a missing submission folder, GPT-2's files
     missing, a worker that cannot run the reference): its exit status, results written."""
     if req.submission is not None:
-        req.submission = req.submission.resolve()
         if not req.submission.is_dir():
             return fail(req, f"submission folder {req.submission} does not exist", EXIT_HARNESS, started)
     use_shared_tiktoken_cache()

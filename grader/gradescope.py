@@ -12,6 +12,19 @@ from pathlib import Path
 
 from harness import ROOT
 from .exports import LOCK, PYTHON_VERSION, locked, render
+from .request import GradeRequest
+
+# run_autograder's grading, its words shell variables of the script: the copied submission, the
+# results file Gradescope reads, the course's policy (the default one unless AUTOGRADER_CONFIG)
+AUTOGRADER_REQUEST = GradeRequest(
+    submission=Path("$WORK"), results=Path("$RESULTS/results.json"), config="${AUTOGRADER_CONFIG:-default}",
+)
+
+
+def shell_command(argv: list[str]) -> str:
+    """``argv`` as a line of a bash script: a word with a ``$`` in double quotes, so that its
+    variables expand (and it stays one word), the others as they are (they are plain)."""
+    return " ".join(f'"{word}"' if "$" in word else shlex.quote(word) for word in argv)
 
 
 def gradescope_files(root: Path = ROOT) -> dict[str, str]:
@@ -19,7 +32,7 @@ def gradescope_files(root: Path = ROOT) -> dict[str, str]:
     deps = " ".join(shlex.quote(d) for d in locked(root))
     return {
         "setup.sh": render("setup.sh", dependencies=deps, python=PYTHON_VERSION),
-        "run_autograder": render("run_autograder"),
+        "run_autograder": render("run_autograder", grade_command=shell_command(AUTOGRADER_REQUEST.argv(python="$PY"))),
     }
 
 

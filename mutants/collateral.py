@@ -32,6 +32,7 @@ import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from grader.request import GradeRequest
 from harness.childenv import child_env
 
 from .build import build
@@ -169,8 +170,8 @@ def grade_mutant(mutant: Mutant, where: Path) -> dict:
         sub = build(mutant, where / mutant.name)
         env = child_env(BPE_DIAGNOSIS="0")
         subprocess.run(
-            [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--no-isolate", "--self-checked", "--quiet",
-             "--results", str(results), "--tests", *affected_tests(mutant)],
+            GradeRequest(submission=sub, isolate=False, self_checked=True, quiet=True, results=results,
+                         tests=tuple(affected_tests(mutant))).argv(),
             cwd=ROOT, env=env, capture_output=True, text=True, timeout=1800, stdin=subprocess.DEVNULL,
         )
         shutil.rmtree(sub, ignore_errors=True)

@@ -1,0 +1,99 @@
+"""``GradeRequest``: ``python -m grader grade``'s options declared once. argparse takes its
+defaults from it, and the command line a request builds parses back to the same request
+(what batch, compare, the collateral table, the benchmarks and Gradescope's
+``run_autograder`` run)."""
+
+from __future__ import annotations
+
+import dataclasses
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from grader.__main__ import build_parser
+from grader.gradescope import AUTOGRADER_REQUEST, gradescope_files
+from grader.request import GradeRequest
+
+# a value other than the default for every field (a field added without one fails below)
+OTHER = {
+    "submission": Path("/submissions/alice smith"),
+    "impl": "reference",
+    "results": Path("/out/alice/results.json"),
+    "junit": Path("/out/alice/junit.xml"),
+    "config": "cs336",
+    "isolate": False,
+    "max_time": 90.5,
+    "quiet": True,
+    "report": Path("/out/alice/report.json"),
+    "tests": ("tests/public/test_primitives.py", "tests/hidden/test_warmup_hidden.py::test_x"),
+    "self_checked": True,
+    "unwrapped": "my_bpe_repo",
+}
+FIELDS = [f.name for f in dataclasses.fields(GradeRequest)]
+
+
+def parsed(args: list[str]) -> GradeRequest:
+    """The request ``python -m grader grade ARGS`` makes."""
+    return GradeRequest.from_args(build_parser().parse_args(["grade", *args]))
+
+
+def test_every_field_has_a_non_default_example():
+    assert sorted(OTHER) == sorted(FIELDS)
+    assert all(OTHER[f.name] != f.default for f in dataclasses.fields(GradeRequest))
+
+
+def test_the_command_without_options_is_the_default_request():
+    assert parsed([]) == GradeRequest()
+
+
+@pytest.mark.parametrize("name", FIELDS)
+def test_a_request_parses_back_from_its_own_command_line(name):
+    request = GradeRequest(**{name: OTHER[name]})
+    assert request.argv()[1:4] == ["-m", "grader", "grade"]
+    assert parsed(request.argv()[4:]) == request
+
+
+@pytest.mark.parametrize("isolate", [True, False, None])
+def test_isolation_has_three_states_on_the_command_line(isolate):
+    assert parsed(GradeRequest(isolate=isolate).args()).isolate is isolate
+
+
+def test_a_request_with_every_option_parses_back():
+    request = GradeRequest(**OTHER)
+    assert parsed(request.args()) == request
+
+
+def test_default_fields_add_nothing_to_the_command_line():
+    assert GradeRequest().args() == []
+
+
+def test_the_request_is_keyword_only_and_frozen():
+    with pytest.raises(TypeError):
+        GradeRequest(Path("alice"))  # type: ignore[misc]
+    with pytest.raises(dataclasses.FrozenInstanceError):
+        GradeRequest().quiet = True  # type: ignore[misc]
+
+
+def autograder_command(env: str) -> list[str]:
+    """The words run_autograder passes to ``$PY`` (its grade command line run by bash, the
+    script's variables set, ``env`` assignments before it)."""
+    script = gradescope_files()["run_autograder"]
+    line = script[script.index('"$PY" '):]
+    line = line[: line.index("\nstatus=")]
+    prelude = "say() { printf '%s\\0' \"$@\"; }; PY=say WORK=/graded RESULTS=/results SRC=/source UNWRAPPED=(); " + env
+    out = subprocess.run(["bash", "-c", prelude + "\n" + line], capture_output=True, text=True, check=True).stdout
+    return out.split("\0")[:-1]
+
+
+@pytest.mark.parametrize("env, changes", [
+    ("", {}),
+    ("AUTOGRADER_CONFIG=/course/policy.yaml", {"config": "/course/policy.yaml"}),
+    ("AUTOGRADER_MAX_TIME=300", {"max_time": 300.0}),
+    ("UNWRAPPED=(--unwrapped 'my repo')", {"unwrapped": "my repo"}),
+])
+def test_run_autograder_runs_the_autograder_request(env, changes):
+    words = autograder_command(env)
+    assert words[:3] == ["-m", "grader", "grade"]
+    expected = dataclasses.replace(AUTOGRADER_REQUEST, submission=Path("/graded"), results=Path("/results/results.json"), config="default")
+    assert parsed(words[3:]) == dataclasses.replace(expected, **changes)
