@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import secrets
 import threading
-import time
 from collections.abc import Iterable, Iterator
 from pathlib import Path
 from typing import Any
@@ -18,7 +17,7 @@ from harness.impl import ROOT, BrokenImplementation
 
 from . import hiding, proctree, registry
 from .argcache import ArgumentCache
-from .channel import default_spin
+from .channel import default_spin, encode
 from .failures import WorkerDied, WorkerFailure
 from .forbidden import FORBIDDEN_MODULES
 from .limits import IsolationLimits
@@ -211,12 +210,12 @@ class WorkerBackend:
             if args is not None:
                 args, refs = self._args.split(args, proc.sent_keys)
                 message = [*message[:-1], args, message[-1]] if message[0] == "call" else [*message, args]
-            data = proc.encode([message[0], rid, *message[1:]], refs)  # a TypeError here: nothing sent
+            data = encode([message[0], rid, *message[1:]], refs)  # a TypeError here: nothing sent
             try:
                 proc.send_encoded(data)
                 reply = proc.recv(rid, self.limits.call_timeout, doing)
             except WorkerFailure as err:
-                raise type(err)(self._with_output(str(err), proc, mark)) from None
+                raise type(err)(proc.with_output(str(err), mark)) from None
             except BaseException:
                 # interrupted (a test's timeout, Ctrl-C) between the request and the whole of
                 # its reply: the request, the reply or the rest of either may still be in a
@@ -237,11 +236,6 @@ class WorkerBackend:
         if reply[0] == "err" and len(reply) == 3 and type(reply[2]) is dict:
             raise student_error(reply[2], proc, mark)
         raise proc.violation(f"sent an unexpected reply {reply[0]!r}")
-
-    def _with_output(self, message: str, proc: WorkerProcess, mark: int) -> str:
-        time.sleep(0.02)  # let the drain thread catch up with what was printed last
-        out = proc.output_since(mark)
-        return f"{message}\nyour code printed:\n{out}" if out.strip() else message
 
     def _resolve(self, handle: int) -> int:
         __tracebackhide__ = True
@@ -274,7 +268,7 @@ class WorkerBackend:
             self._abort_stream()
             proc = self._worker()
             wire_args, copy_back = self._paths.rewrite(adapter, args, proc, self._rid_next)
-            with self._paths.call(self, proc):
+            with self._paths.call(proc):
                 value = self._request(["call", adapter, returns_handle], f"running adapters.{adapter}(...)", wire_args)
                 if copy_back and self._proc is proc:
                     self._paths.copy_back(copy_back, proc, self.limits.copy_back_bytes, adapter)
@@ -316,7 +310,7 @@ class WorkerBackend:
             proc = self._worker()
             wire_args, _ = self._paths.rewrite(f"probe:{probe}", args, proc, self._rid_next)
             before = self._reset_peak(proc)
-            with self._paths.call(self, proc), proctree.TreeMemory(proc.pid, proc.uid, init=proc.init_pid) as others:
+            with self._paths.call(proc), proctree.TreeMemory(proc.pid, proc.uid, init=proc.init_pid) as others:
                 # children doing the work count too
                 value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
             peak = proc.peak_rss()
@@ -349,7 +343,7 @@ class WorkerBackend:
             theirs = self._resolve(handle)
             proc = self._proc
             self._new_rid()
-            stream = Stream(self, proc, self._rid, name)
+            stream = Stream(proc, self._lock, self._rid, name)
             self._stream = stream
             try:
                 proc.send(["stream", self._rid, theirs, name])

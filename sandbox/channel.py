@@ -2,7 +2,7 @@
 
 One line of tagged JSON (:func:`harness.wire.dumps`) per message, over two dedicated
 pipes (never the worker's stdout): :class:`Channel` is the worker's end, :class:`TrustedEnd`
-the trusted side's (mixed into :class:`sandbox.process.WorkerProcess`), which bounds what it
+the trusted side's (owned by :class:`sandbox.process.WorkerProcess`), which bounds what it
 reads (``reply_bytes``, ``reply_values``), accepts only a reply to the request it made and
 never blocks on a worker that stops reading or writing. The worker imports this module from
 its private copy, so it imports only the standard library and the harness (:mod:`harness.values`,
@@ -154,48 +154,98 @@ def default_spin() -> float:
     return SPIN_SECONDS if (os.cpu_count() or 1) >= 2 else 0.0
 
 
+class ChannelError(Exception):
+    """What went wrong on the channel to a worker; the owner of the worker (which knows how to
+    stop it) turns it into the failure a test sees."""
+
+
+class Closed(ChannelError):
+    """The worker closed its end, or exited, while the trusted side was ``doing`` something."""
+
+    def __init__(self, doing: str) -> None:
+        super().__init__(doing)
+        self.doing = doing
+
+
+class Broken(ChannelError):
+    """The worker broke the protocol: ``what`` it did, said as "the worker running your code {what}"."""
+
+    def __init__(self, what: str) -> None:
+        super().__init__(what)
+        self.what = what
+
+
+class Late(ChannelError):
+    """No whole reply came within ``timeout`` seconds while ``doing`` something."""
+
+    def __init__(self, timeout: float, doing: str) -> None:
+        super().__init__(timeout, doing)
+        self.timeout, self.doing = timeout, doing
+
+
+def encode(message: list, refs: list[str] | None = None) -> bytes:
+    """``message`` as the line :meth:`TrustedEnd.send_encoded` writes, ``refs`` (JSON fragments of
+    cached arguments) appended to it as one more list item; a TypeError, with nothing sent, for
+    a value that cannot cross."""
+    try:
+        text = fast_dumps(message)
+    except (TypeError, ValueError) as err:
+        raise TypeError(f"argument cannot be sent to the worker: {err}") from None
+    if refs is not None:
+        text = text[:-1] + ",[" + ",".join(refs) + "]]"
+    return (text + "\n").encode("utf-8")
+
+
 class TrustedEnd:
     """The trusted side's end of the channel to one worker: writes requests without blocking,
-    reads replies within a deadline. The class mixing it in provides the pipes (``req_w``,
-    ``resp_r``, ``pidfd``), ``buffer``, ``spin``, ``limits`` and the ways a worker fails:
-    ``exited``, ``died``, ``violation``, ``timed_out``, ``interrupted``."""
+    reads replies within a deadline and bounded (``reply_bytes``, ``reply_values``). It owns
+    nothing it is given: the pipes, the worker's pidfd and process are its owner's, who
+    closes them. What goes wrong is raised as a :class:`ChannelError` (:class:`Closed`,
+    :class:`Broken`, :class:`Late`), for the owner to stop the worker."""
 
-    def send(self, message: list, refs: list[str] | None = None) -> None:
-        """Send ``message``; ``refs`` (JSON fragments of cached arguments) are appended to it
-        as one more list item."""
-        self.send_encoded(self.encode(message, refs))
+    def __init__(
+        self,
+        req_w: int,
+        resp_r: int,
+        process: Any,
+        pidfd: int | None = None,
+        *,
+        send_timeout: float,
+        reply_bytes: int,
+        reply_values: int,
+        spin: float = 0.0,
+    ) -> None:
+        self.req_w, self.resp_r, self.pidfd = req_w, resp_r, pidfd
+        self.process = process  # the worker's process (subprocess.Popen): poll() says whether it exited
+        self.send_timeout, self.reply_bytes, self.reply_values = send_timeout, reply_bytes, reply_values
+        self.spin = spin  # seconds to poll for a reply before sleeping in select (see default_spin)
+        self.buffer = bytearray()  # what was read of the next replies
 
-    def encode(self, message: list, refs: list[str] | None = None) -> bytes:
-        """``message`` (and ``refs``) as the line :meth:`send` writes; a TypeError, with
-        nothing sent, for a value that cannot cross."""
-        try:
-            text = fast_dumps(message)
-        except (TypeError, ValueError) as err:
-            raise TypeError(f"argument cannot be sent to the worker: {err}") from None
-        if refs is not None:
-            text = text[:-1] + ",[" + ",".join(refs) + "]]"
-        return (text + "\n").encode("utf-8")
+    def exited(self) -> bool:
+        return self.process.poll() is not None
 
     def send_encoded(self, data: bytes) -> None:
-        """Write a line made by :meth:`encode`, without blocking on a worker that stops reading."""
+        """Write a line made by :func:`encode`, without blocking on a worker that stops reading."""
         view = memoryview(data)
-        deadline = time.monotonic() + self.limits.call_timeout
+        deadline = time.monotonic() + self.send_timeout
         while view:
             try:
                 n = os.write(self.req_w, view[: 1 << 16])  # non-blocking: a worker that stops reading cannot block us
             except BlockingIOError:
                 if time.monotonic() > deadline:
-                    raise self.violation("stopped reading its input") from None
+                    raise Broken("stopped reading its input") from None
                 select.select([], [self.req_w], [], 0.5)
                 if self.exited():
-                    raise self.died("receiving its input") from None
+                    raise Closed("receiving its input") from None
                 continue
             except BrokenPipeError:
-                raise self.died("receiving its input") from None
+                raise Closed("receiving its input") from None
             view = view[n:]
 
     def recv(self, rid: int, timeout: float, doing: str) -> list:
-        """The next message for request ``rid``; kills the worker on timeout or misbehaviour."""
+        """The next message for request ``rid``, within ``timeout`` seconds. Whatever stops
+        the wait midway (a test's timeout, Ctrl-C) leaves the channel out of step: the owner
+        must then stop the worker."""
         deadline = time.monotonic() + timeout
         waiting = [self.resp_r] + ([self.pidfd] if self.pidfd is not None else [])
         spin = self.spin
@@ -208,39 +258,34 @@ class TrustedEnd:
                 else:
                     line = bytes(memoryview(self.buffer)[:end])
                     del self.buffer[: end + 1]
-                values = reply_values(line)
-                if values > self.limits.reply_values:  # each value costs far more parsed than sent
-                    raise self.violation(f"sent a reply of more than {self.limits.reply_values} values")
+                if reply_values(line) > self.reply_values:  # each value costs far more parsed than sent
+                    raise Broken(f"sent a reply of more than {self.reply_values} values")
                 try:
                     msg = wire.loads(line)
                 except (ValueError, TypeError, RecursionError) as err:
-                    raise self.violation(f"sent a malformed message ({err})") from None
+                    raise Broken(f"sent a malformed message ({err})") from None
                 if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str or msg[1] != rid:
-                    raise self.violation(f"sent an unexpected message ({bytes(line[:80])!r})")
+                    raise Broken(f"sent an unexpected message ({bytes(line[:80])!r})")
                 return msg
-            if len(self.buffer) > self.limits.reply_bytes:
-                raise self.violation(f"sent a reply longer than {self.limits.reply_bytes} bytes")
+            if len(self.buffer) > self.reply_bytes:
+                raise Broken(f"sent a reply longer than {self.reply_bytes} bytes")
             if spin:  # most replies come within microseconds: poll before sleeping in select
                 chunk, spin = self._poll(spin), 0.0
                 if chunk is not None:
                     if chunk:
                         self.buffer += chunk
                         continue
-                    raise self.died(doing)
+                    raise Closed(doing)
             left = deadline - time.monotonic()
             if left <= 0:
-                raise self.timed_out(timeout, doing)
-            try:
-                readable, _, _ = select.select(waiting, [], [], min(left, 1.0))
-            except BaseException:
-                self.interrupted()  # pytest-timeout or Ctrl-C in the middle of a call: the state is lost
-                raise
+                raise Late(timeout, doing)
+            readable, _, _ = select.select(waiting, [], [], min(left, 1.0))
             if self.resp_r in readable:
                 chunk = os.read(self.resp_r, 1 << 20)
                 if chunk:
                     self.buffer += chunk
                     continue
-                raise self.died(doing)
+                raise Closed(doing)
             if (self.pidfd is not None and self.pidfd in readable) or (self.pidfd is None and self.exited()):
                 # the worker exited; read whatever it managed to send first
                 more = self._read_remaining()
@@ -248,7 +293,7 @@ class TrustedEnd:
                     self.buffer += more
                     if b"\n" in self.buffer:
                         continue
-                raise self.died(doing)
+                raise Closed(doing)
 
     def _poll(self, seconds: float) -> bytes | None:
         """Bytes from the worker if any arrive within ``seconds`` (busy-polling), else None."""
@@ -265,7 +310,7 @@ class TrustedEnd:
         """What the exited worker left in the pipe (at most a reply's worth: a process it
         left behind could keep writing)."""
         out = b""
-        while len(out) <= self.limits.reply_bytes:
+        while len(out) <= self.reply_bytes:
             r, _, _ = select.select([self.resp_r], [], [], 0)
             if not r:
                 return out

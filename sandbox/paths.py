@@ -8,7 +8,7 @@ import os
 import shutil
 import stat
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from harness.registry import PATH_ARGS
 from harness.values import WrongResult  # which arguments are files read ("in") or written ("out")
@@ -105,11 +105,12 @@ class PathArguments:
                     )
                 _copy_at_most(src, Path(original), most)
 
-    def call(self, backend: Any, proc: "WorkerProcess") -> "_Call":
+    def call(self, proc: "WorkerProcess") -> "_Call":
         """The scope of one call using rewritten paths: an error raised in it shows the paths
-        the test gave, and the sandbox's copies are removed after it (while ``proc`` is still
-        the backend's worker). A class, not a generator: no extra frame in tracebacks."""
-        return _Call(self, backend, proc)
+        the test gave, and the sandbox's copies are removed after it (unless ``proc`` was
+        closed meanwhile, its sandbox gone with it). A class, not a generator: no extra frame
+        in tracebacks."""
+        return _Call(self, proc)
 
     def cleanup(self, proc: "WorkerProcess") -> None:
         """Empty the sandbox's input and output folders after a call that used them."""
@@ -135,8 +136,8 @@ def _copy_at_most(src, dest: Path, most: int) -> None:
 
 
 class _Call:
-    def __init__(self, paths: PathArguments, backend: Any, proc: "WorkerProcess") -> None:
-        self.paths, self.backend, self.proc = paths, backend, proc
+    def __init__(self, paths: PathArguments, proc: "WorkerProcess") -> None:
+        self.paths, self.proc = paths, proc
 
     def __enter__(self) -> None:
         return None
@@ -144,6 +145,6 @@ class _Call:
     def __exit__(self, kind, err, tb) -> bool:
         if err is not None:
             self.paths.unsandboxed(err)
-        if self.backend._proc is self.proc:
+        if not self.proc.closed:
             self.paths.cleanup(self.proc)
         return False

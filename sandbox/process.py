@@ -2,58 +2,34 @@
 
 :class:`WorkerProcess` makes the worker's sandbox folder (the code, a private copy of the
 packages it runs from (:mod:`sandbox.workercode`), its work, input and output folders), starts
-``python -I -B -c BOOTSTRAP`` in a process group of its own, sends it its configuration on the
+its process (:mod:`sandbox.launch`), sends it its configuration on the
 request pipe, waits for it to confine itself (``ready``) and import ``adapters.py``
 (``hello``), drains its stdout/stderr with a cap, and ends it (process group, pid namespace,
-user id) and its sandbox. Messages go through :class:`sandbox.channel.TrustedEnd`.
+user id) and its sandbox. Messages go through the :class:`sandbox.channel.TrustedEnd` it owns,
+whose :class:`~sandbox.channel.ChannelError` s it turns into failures, stopping the worker.
 """
 
 from __future__ import annotations
 
-import json
 import os
 import shutil
 import signal
 import subprocess
-import sys
 import tempfile
 import threading
+import time
 from dataclasses import asdict
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from . import confinement, leftovers, proctree, uids, workercode
-from .channel import TrustedEnd, widen_pipe
+from . import confinement, launch, leftovers, proctree, uids, workercode
+from .channel import Broken, ChannelError, Closed, TrustedEnd, encode, widen_pipe
 from .failures import WorkerDied, WorkerFailure, WorkerTimeout, died_of
 
 if TYPE_CHECKING:  # pragma: no cover
     from .backend import WorkerBackend
 
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
-
-
-# the worker's first line of code: read the configuration (one JSON line) from the request
-# pipe whose descriptor is the only argument, then hand over to sandbox.worker.main
-BOOTSTRAP = """\
-import sys, os, json
-fd, line = int(sys.argv[1]), bytearray()
-while not line.endswith(b"\\n"):
-    byte = os.read(fd, 1)
-    if not byte:
-        raise SystemExit(1)
-    line += byte
-c = json.loads(line)
-del fd, line, byte
-sys.path.insert(0, c["harness_dir"])
-import sandbox.worker as w
-w.main(c)
-"""
-
-
-def _write_all(fd: int, data: bytes) -> None:
-    view = memoryview(data)
-    while view:
-        view = view[os.write(fd, view):]
 
 
 def signal_name(num: int) -> str:
@@ -63,16 +39,16 @@ def signal_name(num: int) -> str:
         return f"signal {num}"
 
 
-class WorkerProcess(TrustedEnd):
+class WorkerProcess:
     """A started worker: its sandbox, pipes, output drain and identity."""
 
     def __init__(self, backend: "WorkerBackend", generation: int) -> None:
         self.generation = generation
         self.limits = backend.limits
-        self.buffer = bytearray()
         self.output = bytearray()
         self.output_total = 0
         self.death: str | None = None
+        self.closed = False  # close() ran: the sandbox is gone
         self.uid = self.gid = None
         self.lease: uids.UidLease | None = None
         if os.geteuid() == 0 and backend.drop_privileges:
@@ -84,7 +60,8 @@ class WorkerProcess(TrustedEnd):
         self.guard: proctree.TreeLimit | None = None
         self.over: str | None = None  # why the guard stopped the worker
         self.init_pid: int | None = None  # process 1 of the worker's pid namespace, if it has one
-        self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
+        self.fds: list[int] = []  # the trusted side's pipe ends and the worker's pidfd, closed by close()
+        self.end: TrustedEnd | None = None  # the channel to the worker, once it runs
         try:
             self._start(backend)
         except BaseException:
@@ -94,25 +71,31 @@ class WorkerProcess(TrustedEnd):
     def _start(self, backend: "WorkerBackend") -> None:
         """Make the sandbox, start the worker in it and wait until it has imported adapters.py."""
         code = self._make_folders(backend)
-        req_r, self.req_w = os.pipe()
-        self.resp_r, resp_w = os.pipe()
-        for fd in (self.req_w, self.resp_r):
+        req_r, req_w = os.pipe()
+        self.fds.append(req_w)
+        resp_r, resp_w = os.pipe()
+        self.fds.append(resp_r)
+        for fd in (req_w, resp_r):
             widen_pipe(fd)
         self.spin = backend.spin
         if self.spin:
-            os.set_blocking(self.resp_r, False)
+            os.set_blocking(resp_r, False)
         out_r, out_w = os.pipe()
         config = self._config(backend, code, req_r, resp_w)
         self._spawn(backend, req_r, resp_w, out_r, out_w)
         # the configuration names the folders to hide: sent on the pipe, never in the argv
         # that every process can read from /proc/<pid>/cmdline
-        _write_all(self.req_w, (json.dumps(config) + "\n").encode("utf-8"))
-        os.set_blocking(self.req_w, False)
+        launch.send_config(req_w, config)
+        os.set_blocking(req_w, False)
         self.sent_keys: set[int] = set()  # cached arguments this worker already holds
         try:
-            self.pidfd = os.pidfd_open(self.pid)
+            pidfd: int | None = os.pidfd_open(self.pid)
+            self.fds.append(pidfd)
         except (AttributeError, OSError):
-            self.pidfd = None
+            pidfd = None
+        lim = self.limits
+        self.end = TrustedEnd(req_w, resp_r, self.proc, pidfd, send_timeout=lim.call_timeout, spin=self.spin,
+                              reply_bytes=lim.reply_bytes, reply_values=lim.reply_values)
         self.drain = threading.Thread(target=self._drain, args=(out_r,), daemon=True)
         self.drain.start()
         self._handshake(backend)
@@ -163,32 +146,8 @@ class WorkerProcess(TrustedEnd):
         }
 
     def _spawn(self, backend: "WorkerBackend", req_r: int, resp_w: int, out_r: int, out_w: int) -> None:
-        """Start the worker's process (its own session and process group) on these pipes."""
-        env = {
-            "PATH": "/usr/local/bin:/usr/bin:/bin",
-            "HOME": str(self.work),
-            "TMPDIR": str(self.work),
-            "LANG": "C.UTF-8",
-            "LC_ALL": "C.UTF-8",
-            "BPE_IMPL": backend.package,
-        }
-        try:
-            self.proc = subprocess.Popen(
-                [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(req_r)],
-                stdin=subprocess.DEVNULL,
-                stdout=out_w,
-                stderr=out_w,
-                pass_fds=(req_r, resp_w),
-                cwd=str(self.work),
-                env=env,
-                start_new_session=True,  # its own process group, killed as a whole
-            )
-        except BaseException:
-            os.close(out_r)
-            raise
-        finally:
-            for fd in (req_r, resp_w, out_w):
-                os.close(fd)
+        """Start the worker's process (:func:`sandbox.launch.spawn`) on these pipes."""
+        self.proc = launch.spawn(backend.package, self.work, req_r, resp_w, out_r, out_w)
         self.pid = self.pgid = self.proc.pid  # pid: the worker's own (see _adopt_inner_pid)
         self.init_pid = None  # process 1 of the worker's pid namespace, if it has one
         leftovers.record(pid=self.pid, uid=self.uid)  # its process group holds the namespace too
@@ -239,6 +198,40 @@ class WorkerProcess(TrustedEnd):
         """``path`` in the output folder (:attr:`outputs`) as the worker names it."""
         return str(self.sandbox / "out" / path.relative_to(self.outputs))
 
+    # -- messages --
+
+    def send(self, message: list, refs: list[str] | None = None) -> None:
+        """Send ``message`` (``refs``: see :func:`sandbox.channel.encode`)."""
+        self.send_encoded(encode(message, refs))
+
+    def send_encoded(self, data: bytes) -> None:
+        """Write a line made by :func:`sandbox.channel.encode`; a worker that stops reading or
+        dies meanwhile is stopped, and the failure raised."""
+        try:
+            self.end.send_encoded(data)
+        except ChannelError as err:
+            raise self._failure(err) from None
+
+    def recv(self, rid: int, timeout: float, doing: str) -> list:
+        """The next message for request ``rid``; the worker is stopped on timeout or
+        misbehaviour, and when the wait is interrupted (a test's timeout, Ctrl-C: the channel
+        is then out of step)."""
+        try:
+            return self.end.recv(rid, timeout, doing)
+        except ChannelError as err:
+            raise self._failure(err) from None
+        except BaseException:
+            if self.death is None:
+                self.interrupted()
+            raise
+
+    def _failure(self, err: ChannelError) -> WorkerFailure:
+        if isinstance(err, Closed):
+            return self.died(err.doing)
+        if isinstance(err, Broken):
+            return self.violation(err.what)
+        return self.timed_out(err.timeout, err.doing)
+
     # -- output --
 
     def confinement(self) -> str:
@@ -260,6 +253,12 @@ class WorkerProcess(TrustedEnd):
             pass
         finally:
             os.close(fd)
+
+    def with_output(self, message: str, mark: int) -> str:
+        """``message``, then what the worker printed since ``mark`` (if anything)."""
+        time.sleep(0.02)  # let the drain thread catch up with what was printed last
+        out = self.output_since(mark)
+        return f"{message}\nyour code printed:\n{out}" if out.strip() else message
 
     def output_since(self, mark: int) -> str:
         text = bytes(self.output[mark:]).decode("utf-8", "replace")
@@ -375,13 +374,13 @@ class WorkerProcess(TrustedEnd):
 
     def close(self) -> None:
         self.kill()
-        for fd in (self.req_w, self.resp_r, self.pidfd):
-            if fd is not None:
-                try:
-                    os.close(fd)
-                except OSError:
-                    pass
-        self.req_w = self.resp_r = self.pidfd = None  # type: ignore[assignment]
+        fds, self.fds = self.fds, []
+        for fd in fds:
+            try:
+                os.close(fd)
+            except OSError:
+                pass
+        self.closed = True
         shutil.rmtree(self.sandbox, ignore_errors=True)
         if self.lease is not None:
             self.lease.release()  # after the sweep in kill(): nothing of this id is left

@@ -10,13 +10,12 @@ from __future__ import annotations
 
 import time
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, ContextManager
 
 from .failures import WorkerFailure, WorkerTimeout
 from .student_errors import student_error
 
 if TYPE_CHECKING:  # pragma: no cover
-    from .backend import WorkerBackend
     from .process import WorkerProcess
 
 CHUNK_CHARS = 1 << 16  # characters of encode_iterable input per message
@@ -29,10 +28,13 @@ class Stream:
     with the worker adds up across its messages, and when it reaches ``call_timeout`` the
     worker is stopped. Ids are capped by the input: every token covers at least one byte,
     so a worker sending more ids than the bytes it was given (or ``stream_ids`` in all), or
-    asking for input after it was told the input ended, breaks the protocol and is stopped."""
+    asking for input after it was told the input ended, breaks the protocol and is stopped.
+    Each step of the exchange holds ``lock`` (its backend's: no other call talks to the worker
+    meanwhile); a call that comes between two steps aborts the stream first."""
 
-    def __init__(self, backend: "WorkerBackend", proc: "WorkerProcess", rid: int, name: str) -> None:
-        self.backend, self.proc, self.rid, self.name = backend, proc, rid, name
+    def __init__(self, proc: "WorkerProcess", lock: ContextManager, rid: int, name: str) -> None:
+        self.proc, self.lock, self.rid, self.name = proc, lock, rid, name
+        self.limits = proc.limits
         self.finished = False
         self.interrupted = False
         self.mark = len(proc.output)
@@ -43,12 +45,10 @@ class Stream:
 
     def _next(self, doing: str) -> list:
         """The worker's next message within what is left of the call's deadline."""
-        timeout = self.backend.limits.call_timeout
+        timeout = self.limits.call_timeout
         left = timeout - self.busy
         if left <= 0:
-            self.proc.kill()
-            self.proc.death = f"timed out after {timeout:g} s"
-            raise WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped")
+            raise self.proc.timed_out(timeout, doing)
         try:
             msg = self.proc.recv(self.rid, left, doing)
         except WorkerTimeout:
@@ -57,11 +57,11 @@ class Stream:
             raise self.proc.violation(f"asked for more input after {self.name}(...)'s input had ended")
         if msg[0] == "ids" and len(msg) == 3 and type(msg[2]) is list:
             self.received += len(msg[2])
-            most = min(self.sent_bytes, self.backend.limits.stream_ids)
+            most = min(self.sent_bytes, self.limits.stream_ids)
             if self.received > most:
                 raise self.proc.violation(
                     f"sent {self.received} ids from {self.name}(...) for {self.sent_bytes} bytes of input "
-                    f"(at most one id per byte, {self.backend.limits.stream_ids} in all)"
+                    f"(at most one id per byte, {self.limits.stream_ids} in all)"
                 )
         return msg
 
@@ -86,7 +86,7 @@ class Stream:
             while True:
                 if self.interrupted:
                     raise WorkerFailure(f"{self.name}(...) was interrupted by another call to the same implementation")
-                with self.backend._lock:
+                with self.lock:
                     started = time.monotonic()
                     try:
                         msg = self._next(f"running {self.name}(...)")
@@ -96,7 +96,7 @@ class Stream:
                             continue
                     except WorkerFailure as err:
                         self.finished = True
-                        raise type(err)(self.backend._with_output(str(err), self.proc, self.mark)) from None
+                        raise type(err)(self.proc.with_output(str(err), self.mark)) from None
                     finally:
                         self.busy += time.monotonic() - started
                     if kind == "ok":
@@ -115,9 +115,7 @@ class Stream:
                     yield i
         finally:
             if not self.finished and not self.interrupted:
-                if self.backend._stream is self:
-                    self.backend._stream = None
-                self.abort()
+                self.abort()  # finished: its backend's next call, finding it, has nothing to stop
 
     def abort(self) -> None:
         """Stop the worker's side of the stream and wait until it is idle again (within the

@@ -511,9 +511,9 @@ def test_a_call_interrupted_by_a_test_timeout_costs_no_later_call_on_the_worker_
 
         def recv_interrupted_once(proc, rid, timeout, doing):
             monkeypatch.setattr(WorkerProcess, "recv", recv)
-            select.select([proc.resp_r], [], [], 30)  # the worker's reply has come
+            select.select([proc.end.resp_r], [], [], 30)  # the worker's reply has come
             if read:
-                proc.buffer += os.read(proc.resp_r, read)  # the timeout comes mid-message
+                proc.end.buffer += os.read(proc.end.resp_r, read)  # the timeout comes mid-message
             raise timeouts.TestTimeout(f"Timeout (>{PER_TEST_LIMIT}s) from pytest-timeout.")
 
     sub = tmp_path / "sub"
