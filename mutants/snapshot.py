@@ -41,18 +41,19 @@ from harness.childenv import child_env
 GRADE_TIMEOUT = 1800  # seconds for one grading (grading.yaml's budget is 9 minutes)
 META = "_snapshot.json"  # the snapshot's own facts (checkout, commit, timings); not a submission
 
-# builds CHECKOUT's catalogue with CHECKOUT's own builder (run in CHECKOUT): prints the names built
+# builds CHECKOUT's catalogue with CHECKOUT's own builder (run in CHECKOUT): prints the names
+# built; a mutant of the extra catalogue (bugs an older test already kills) only when named
 BUILD_MUTANTS = """
 import json, sys
 from pathlib import Path
 from mutants.build import build
-from mutants.catalogue import CATALOGUE
+import mutants.catalogue as c
 dest, wanted = Path(sys.argv[1]), set(json.loads(sys.argv[2]))
-names = [m.name for m in CATALOGUE if not wanted or m.name in wanted]
-for m in CATALOGUE:
-    if m.name in names:
-        build(m, dest / ("mutant-" + m.name))
-print(json.dumps(names))
+chosen = [m for m in c.CATALOGUE if not wanted or m.name in wanted]
+chosen += [m for m in getattr(c, "EXTRA", ()) if m.name in wanted]
+for m in chosen:
+    build(m, dest / ("mutant-" + m.name))
+print(json.dumps([m.name for m in chosen]))
 """
 
 # measured values (each pattern names what it normalises): the speed line of harness/timing.py
@@ -277,7 +278,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("checkout", type=Path, nargs="?", help="the checkout whose grading is measured")
     parser.add_argument("--out", type=Path, help="the snapshot folder to write")
     parser.add_argument("--only", nargs="+", default=[], metavar="NAME",
-                        help="only these submissions, graded in this order: reference, stubs, mutant-NAME (default: all)")
+                        help="only these submissions, graded in this order: reference, stubs, mutant-NAME "
+                             "(default: all; a mutant of the extra catalogue only when named)")
     parser.add_argument("--jobs", type=int, default=2, help="gradings at a time (default 2)")
     parser.add_argument("--stop-after", type=float, metavar="SECONDS", help="start no grading after this many seconds")
     parser.add_argument("--resume", action="store_true", help="grade only the submissions not yet in --out")

@@ -129,7 +129,7 @@ FAKE_CHECKOUT = {
     "reference/__init__.py": "A = 1\n",
     "student/__init__.py": "A = None\n",
     "mutants/__init__.py": "",
-    "mutants/catalogue.py": "class M:\n    def __init__(self, name):\n        self.name = name\n\nCATALOGUE = [M('two'), M('three')]\n",
+    "mutants/catalogue.py": "class M:\n    def __init__(self, name):\n        self.name = name\n\nCATALOGUE = [M('two'), M('three')]\nEXTRA = [M('four')]\n",
     "mutants/build.py": """
         import shutil
         from pathlib import Path
@@ -194,3 +194,8 @@ def test_a_stopped_snapshot_resumes_where_it_stopped(fake_checkout, tmp_path):
     assert S.main([str(fake_checkout), "--out", str(out), "--resume", "--jobs", "1"]) == 0
     meta = json.loads((out / S.META).read_text())
     assert set(S.load(out)) == set(meta["submissions"]) == {"reference", "stubs", "mutant-two", "mutant-three"}
+
+
+def test_an_extra_mutant_is_graded_only_when_named(fake_checkout, tmp_path):
+    assert S.main([str(fake_checkout), "--out", str(tmp_path / "snap"), "--only", "mutant-four", "stubs"]) == 0
+    assert S.load(tmp_path / "snap")["mutant-four"]["top"]["score"] == 0.0  # A = 4
