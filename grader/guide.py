@@ -50,18 +50,24 @@ def modules_of(root: Path = ROOT) -> dict[str, str]:
 
 def where_to_start(groups: list[GroupResult], root: Path = ROOT) -> str:
     """One line naming the earliest part with unwritten functions (its group's title, the
-    module and the functions), or "" when every function exists."""
-    unwritten = sorted({n for g in groups for e in g.tests for n in _unwritten(e)})
+    module and the functions), or "" when every function exists. Only entries that carry
+    points count: a function that only a no-points group needs (this assignment's own
+    adapters, graded as "beyond CS336" for a CS336 repository) is nothing to write next. A
+    function outside ``student/`` (a repository's own package) is named without a part."""
+    unwritten = sorted({n for g in groups for e in g.tests if e.max_cents > 0 for n in _unwritten(e)})
     if not unwritten:
         return ""
+    passed = any(c["outcome"] == "passed" for g in groups for e in g.tests for c in e.cases)
+    lead = "next to write" if passed else "where to start: nothing is implemented yet; begin with"
     parts, modules = student_parts(root), modules_of(root)
-    placed = [(parts.get(modules.get(n.split(".")[0], ""), 99), modules.get(n.split(".")[0], "?"), n) for n in unwritten]
+    placed = [(parts[modules[n.split(".")[0]]], modules[n.split(".")[0]], n) for n in unwritten
+              if modules.get(n.split(".")[0]) in parts]
+    if not placed:  # laid out in its own package: no part of student/ to point at
+        return f"{lead}: {', '.join(unwritten)} (not implemented yet)"
     first = min(p for p, _, _ in placed)
     names = sorted({n for p, _, n in placed if p == first})
     files = sorted({f"student/{m}.py" for p, m, _ in placed if p == first})
     title = next((g.title for g in groups if re.match(rf"Part {first}\b", g.title)), f"Part {first}")
-    passed = any(c["outcome"] == "passed" for g in groups for e in g.tests for c in e.cases)
-    lead = "next to write" if passed else "where to start: nothing is implemented yet; begin with"
     return f"{lead} {title} ({', '.join(files)}: {', '.join(names)})"
 
 

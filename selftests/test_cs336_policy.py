@@ -151,3 +151,76 @@ def test_every_rule_of_the_cs336_policy_selects_tests_and_every_test_has_a_group
     assert not dead, f"grading-cs336.yaml patterns matching no test (renamed?): {dead}"
     points = {g.name for g in policy.groups if g.points}
     assert {g.name for g in assigned.values()} >= points
+
+
+class _NeverStops:
+    """The reference, but training goes on merging once no pair is left (pairs of count 0, as
+    some CS336 students' trainers do) until the vocabulary has ``vocab_size`` entries."""
+
+    def __init__(self) -> None:
+        from harness.impl import Implementation, LocalBackend
+
+        self.reference = Implementation(LocalBackend("reference"))
+
+    def run_train_bpe(self, path, vocab_size, specials):
+        vocab, merges = self.reference.run_train_bpe(path, vocab_size, specials)
+        for k in range(1, vocab_size - len(vocab) + 1):
+            pair = (b"\x00", bytes([k // 256, k % 256]))  # pairs no text here holds: their count is 0
+            merges.append(pair)
+            vocab[len(vocab)] = pair[0] + pair[1]
+        return vocab, merges
+
+
+def _metachar_cases():
+    from tests.public.test_train_bpe import METACHAR_CASES
+
+    return METACHAR_CASES
+
+
+@pytest.mark.parametrize("case", list(_metachar_cases()))
+def test_training_past_the_last_pair_costs_only_the_early_stop_rule(tmp_path, case):
+    from tests.public.test_train_bpe import test_special_tokens_are_matched_literally as literal
+    from tests.public.test_train_bpe import test_training_stops_early_when_no_pair_is_left as stops_early
+
+    (tmp_path / "literal").mkdir(), (tmp_path / "stop").mkdir()
+    literal(_NeverStops(), tmp_path / "literal", *_metachar_cases()[case])  # literal matching is all it checks
+    with pytest.raises(AssertionError, match="merges"):
+        stops_early(_NeverStops(), tmp_path / "stop")  # the rule the bug breaks names it
+
+
+class _Relaid:
+    """The reference's training with its result changed by ``change(vocab, merges)``."""
+
+    def __init__(self, change) -> None:
+        from harness.impl import Implementation, LocalBackend
+
+        self.reference, self.change = Implementation(LocalBackend("reference")), change
+
+    def run_train_bpe(self, path, vocab_size, specials):
+        return self.change(*self.reference.run_train_bpe(path, vocab_size, specials))
+
+
+def _specials_first(vocab, merges):  # CS336 students' common layout: the special tokens get ids 0, 1, ...
+    specials = [t for t in vocab.values() if t.startswith(b"<|")]
+    rest = [t for t in vocab.values() if not t.startswith(b"<|")]
+    return dict(enumerate(specials + rest)), merges
+
+
+def _two_merges_swapped(vocab, merges):
+    return vocab, [merges[1], merges[0], *merges[2:]]
+
+
+@pytest.mark.parametrize("change, correct", [(_specials_first, True), (_two_merges_swapped, False)],
+                         ids=["own_vocab_layout", "wrong_merge_order"])
+def test_the_training_speed_test_judges_correctness_without_the_vocab_layout(change, correct):
+    from harness.impl import Implementation, LocalBackend
+    from harness.timing import result_difference
+    from tests.hidden.test_speed_hidden import test_training_on_corpus_en_correct_and_within_the_speed_limit as speed
+
+    differences = []
+
+    def check_speed(what, run_impl, run_ref, expected=None):  # the correctness half of the real fixture
+        differences.append(result_difference(run_ref(), run_impl()))
+
+    speed(_Relaid(change), Implementation(LocalBackend("reference")), lambda name: ROOT / "fixtures" / name, check_speed)
+    assert (differences[0] is None) == correct, differences

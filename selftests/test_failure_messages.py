@@ -59,3 +59,16 @@ def test_probe_mismatch_is_re_explained_with_the_rebuild_recipe(tmp_path):
         explain_file_mismatch(ChunkByChunk(), str(path), RIGHT, VOCAB, "the recipe")
     message = str(err.value)
     assert "position 1" in message and "'a\\n' | '  b'" in message and "the input: the recipe" in message, message
+
+
+def test_a_token_spanning_a_chunk_boundary_names_chunks_encoded_on_their_own():
+    # "\n " (id 300) starts at character 1 and the boundary after "a\n" is at character 2
+    message = failure(CHUNKED)
+    assert "the expected token b'\\n ' spans the chunk boundary at character 2" in message, message
+    assert "encoded on its own" in message
+
+
+def test_a_difference_inside_one_chunk_does_not_blame_the_boundaries():
+    # one chunk, ids wrong inside it: no boundary to blame
+    message = failure([97, 10, 32, 301], chunks=["a\n  b"])
+    assert "position 1" in message and "spans the chunk boundary" not in message, message

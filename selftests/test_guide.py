@@ -61,3 +61,31 @@ def test_failures_worth_a_look_leave_out_unwritten_functions_most_points_lost_fi
     lost = [float(x) for x in re.findall(r"^\d+\. .*: -([\d.]+) of [\d.]+ points", worst, re.M)]
     assert "test_d" not in worst and "test_e" not in worst and "position 1" in worst.splitlines()[3]
     assert len(lost) == 2 and lost == sorted(lost, reverse=True)
+
+
+CS336 = load_config(ROOT / "grading-cs336.yaml")
+
+
+def cs336_case(nodeid: str, outcome: str, output: str = "") -> dict:
+    return {"nodeid": nodeid, "group": CS336.group_of(nodeid, set()).name, "weight": 1.0, "visibility": "visible",
+            "outcome": outcome, "output": output, "duration": 0.1, "properties": {}}
+
+
+# a test of CS336's contract, and one of this assignment's own adapters CS336 does not have
+CS336_TRAIN = "tests/public/test_train_bpe.py::test_every_merge_lies_inside_one_pretoken"
+CS336_TOKENIZER = "tests/public/test_tokenizer.py::test_encode_of_empty_text_is_empty_list"
+OWN_ADAPTER = "tests/public/test_warmup.py::test_character_round_trip[ascii]"
+
+
+def test_a_function_only_a_no_points_group_needs_is_nothing_to_write_next():
+    tests = [cs336_case(CS336_TRAIN, "passed"), cs336_case(OWN_ADAPTER, "failed", unwritten("adapters.get_character_tokenizer"))]
+    report = score_report(CS336, {"tests": tests})
+    assert [e.max_cents for g in report for e in g.tests if e.cases[0]["nodeid"] == OWN_ADAPTER] == [0]
+    text = look_here(report)
+    assert "get_character_tokenizer" not in text and "Part" not in text, text
+
+
+def test_an_unwritten_function_outside_student_is_named_without_a_part():
+    tests = [cs336_case(CS336_TRAIN, "passed"), cs336_case(CS336_TOKENIZER, "failed", unwritten("adapters.get_tokenizer"))]
+    pointer = look_here(score_report(CS336, {"tests": tests})).splitlines()[0]
+    assert pointer == "next to write: adapters.get_tokenizer (not implemented yet)", pointer

@@ -63,7 +63,23 @@ def assert_stream_ids_equal(
         note = f"  {len(chunks)} chunks; the first ones: {chunks_around(chunks, 0)}"
     else:
         note = f"  chunk boundaries (|) around character {at} (of {len(chunks)} chunks): {chunks_around(chunks, at)}"
+        spanned = spanned_boundary(chunks, at, vocab.get(expected[pos], b"") if pos < len(expected) else b"")
+        if spanned is not None:
+            note += (
+                f"\n  the expected token {vocab[expected[pos]]!r} spans the chunk boundary at character {spanned}: "
+                "each chunk seems to be encoded on its own (for a file: each line), but a pre-token or special "
+                "token may continue in the next chunk; encode_iterable must give the ids of the whole text, so "
+                "keep the text after the last safe cut for the next chunk"
+            )
     raise AssertionError(message + "\n" + note) from None
+
+
+def spanned_boundary(chunks: Sequence[str], at: int, token: bytes) -> int | None:
+    """The chunk boundary (a character offset of the joined text) strictly inside the token
+    that starts at character ``at``, or None: a boundary there means the chunks were
+    tokenized apart where the whole text makes one token."""
+    width = len(token.decode("utf-8", errors="ignore"))
+    return next((end for end in accumulate(len(c) for c in chunks) if at < end < at + width), None)
 
 
 def explain_file_mismatch(tokenizer, path: str, expected: list[int], vocab: Mapping[int, bytes], rebuild: str) -> None:
