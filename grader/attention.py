@@ -5,26 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from .feedback import KNOWN_BUG, known_bug_lines
-
-# (what was hit, the text of a failing case's output that says so)
-LIMITS = (
-    ("test time limit", "Timeout (>"),  # harness/timeouts.py
-    ("call time limit", "timed out after"),  # sandbox/process.py: the per-call deadline
-    ("CPU time limit", "CPU time limit of"),
-    ("memory limit", "MemoryError"),
-    ("file size limit", "file size limit of"),
-    ("output limit", "[output truncated:"),
-    ("reply limit", "sent a reply"),
-    ("grading time limit", "grading stopped after"),
-    ("time budget", "the grading's time budget of"),  # grader/grading_plugin.py: not reached, not finished
-    ("not called again", "tests in a row; this test calls it"),  # harness/breaker.py
-    ("worker died", "the worker running your code died"),
-    ("worker exited", "the worker running your code exited"),
-    ("worker stopped answering", "the worker running your code stopped answering"),
-)
-LOAD_ERROR = "could not be imported"  # harness/impl: the submission's adapters.py did not load
-OUTCOMES = ("passed", "failed", "skipped")
+from .report import GradeReport
 
 
 @dataclass
@@ -37,30 +18,25 @@ class Attention:
         return bool(self.limits or self.errors or self.known_bugs)
 
 
-def from_report(report: dict | None, error: str | None = None) -> Attention:
+def from_report(report: GradeReport | None, error: str | None = None) -> Attention:
     """The limits hit, errors and known bugs of one grade report (``error``: why the
-    submission could not be graded at all)."""
+    submission could not be graded at all), from the fields of its failing cases."""
     found = Attention(errors=[error] if error else [])
-    if not report:
+    if report is None:
         return found
-    if report.get("error") and not error:
-        found.errors.append(str(report["error"]))
+    if report.error and not error:
+        found.errors.append(report.error)
     odd = 0
-    for t in report.get("tests", []):
-        if t.get("outcome") == "passed":
+    for t in report.tests:
+        if t.outcome == "passed":
             continue
-        odd += t.get("outcome") not in OUTCOMES
-        output = str(t.get("output", ""))
-        for name, text in LIMITS:
-            if text in output:
-                found.limits[name] = found.limits.get(name, 0) + 1
-        load = next((ln.strip().removeprefix("E").strip() for ln in output.splitlines() if LOAD_ERROR in ln), None)
-        if load and load not in found.errors:
-            found.errors.append(load)
-        for line in known_bug_lines(output):
-            bug = line.split(KNOWN_BUG, 1)[1].lstrip(": ")
-            if bug not in found.known_bugs:
-                found.known_bugs.append(bug)
+        odd += t.outcome not in ("passed", "failed", "skipped")
+        for name in t.limits:
+            found.limits[name] = found.limits.get(name, 0) + 1
+        if t.load_error and t.load_error not in found.errors:
+            found.errors.append(t.load_error)
+        if t.known_bug and t.known_bug not in found.known_bugs:
+            found.known_bugs.append(t.known_bug)
     if odd:
         found.errors.append(f"{odd} case{'s' if odd != 1 else ''} ended in an error (neither passed nor failed)")
     return found

@@ -39,6 +39,7 @@ from .config import Config, ConfigError, load_config
 from .intake import Rejected, Submission, copy_folder, discover, safe_extract, unwrap
 from .batch_pool import RUNNING, STOPPING, grade_all, kill_group, signal_group
 from .request import GradeRequest
+from .report import GradeReport, ReportError, read_grade_report, write_grade_report
 from .results import failure_json, write_json
 
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
@@ -85,22 +86,30 @@ def _read(path: Path) -> dict | None:
         return None
 
 
-def row_from_results(student: str, results: dict, seconds: float | None = None, report: dict | None = None) -> Row:
-    """A CSV row from a Gradescope results file; the group scores come from the grade
-    command's report when there is one (exact, not a sum of rounded per-test scores)."""
+def _read_report(path: Path) -> GradeReport | None:
+    """The grade report at ``path``, or None when there is none or it cannot be read."""
+    try:
+        return read_grade_report(path)
+    except ReportError:
+        return None
+
+
+def row_from_results(student: str, results: dict, seconds: float | None = None, report: GradeReport | None = None) -> Row:
+    """A CSV row from a Gradescope results file; the group scores, and why grading failed,
+    come from the grade command's report when there is one (the scores exact, not a sum of
+    rounded per-test scores)."""
     groups = _group_scores(results)
     possible = None
-    if report and isinstance(report.get("groups"), dict):
-        groups = {g: round(float(v.get("score", 0.0)), 4) for g, v in report["groups"].items()}
-        possible = round(sum(float(v.get("points", 0.0)) for v in report["groups"].values()), 4)
+    if report is not None and report.groups:
+        groups = {g: round(v.score, 4) for g, v in report.groups.items()}
+        possible = round(sum(v.points for v in report.groups.values()), 4)
     row = Row(student, total=round(float(results.get("score", 0.0)), 4), groups=groups, possible=possible)
     row.seconds = float(results.get("execution_time", 0.0)) if seconds is None else seconds
     row.tests = {(t.get("extra_data") or {}).get("test", t["name"]): t["status"] for t in results.get("tests", [])}
-    output = results.get("output", "")
-    if not results.get("tests") and output.startswith("Grading failed"):
-        row.error = output.removeprefix("Grading failed: ")
+    if report is not None and report.error is not None and not report.harness_error:
+        row.error = report.error
     row.attention = from_report(report, row.error)
-    row.budget_used_up = bool(report and report.get("budget_used_up"))
+    row.budget_used_up = report is not None and report.budget_used_up
     return row
 
 
@@ -110,9 +119,9 @@ def grade_one(sub: Submission, opts: BatchOptions, run=None) -> Row:
     results_path = opts.out / "results" / f"{sub.student}.json"
     report_path = opts.out / "reports" / f"{sub.student}.json"
     if not opts.force and results_path.exists() and results_path.stat().st_mtime > sub.mtime():
-        results = _read(results_path)
-        if results is not None and not (_read(report_path) or {}).get("stopped"):  # else unreadable or stopped: grade again
-            row = row_from_results(sub.student, results, report=_read(report_path))
+        results, report = _read(results_path), _read_report(report_path)
+        if results is not None and not (report is not None and report.stopped):  # else unreadable or stopped: grade again
+            row = row_from_results(sub.student, results, report=report)
             row.skipped = True
             return row
     started = time.monotonic()
@@ -126,11 +135,11 @@ def grade_one(sub: Submission, opts: BatchOptions, run=None) -> Row:
             raise Rejected(f"the grader wrote no results (exit {returncode}); see {log}") from None
     except Rejected as err:
         write_json(results_path, failure_json(str(err), time.monotonic() - started))
-        report_path.unlink(missing_ok=True)
+        write_grade_report(report_path, GradeReport(error=str(err), seconds=round(time.monotonic() - started, 3)))
         return Row(sub.student, seconds=time.monotonic() - started, error=str(err))
     if results_path.stat().st_mtime < sub.mtime():  # keep "results newer than submission" true
         os.utime(results_path)
-    return row_from_results(sub.student, results, seconds=time.monotonic() - started, report=_read(report_path))
+    return row_from_results(sub.student, results, seconds=time.monotonic() - started, report=_read_report(report_path))
 
 
 def _stage(sub: Submission, work: Path) -> Path:

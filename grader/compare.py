@@ -19,7 +19,6 @@ has one row per student and one column per group, linking to each student's page
 
 from __future__ import annotations
 
-import json
 import re
 import subprocess
 import sys
@@ -29,7 +28,8 @@ from pathlib import Path
 
 from harness import ROOT
 from harness.childenv import child_env
-from .feedback import KNOWN_BUG, first_divergence
+from .feedback import first_divergence
+from .report import EntrySummary, GradeReport, ReportError, known_bug_line, read_grade_report
 from .request import GradeRequest
 
 TERMINAL_LIMIT = 80  # the default terminal output of one submission stays under this many lines
@@ -50,6 +50,7 @@ class Case:
     score: float
     max_score: float
     output: str = ""
+    known_bug: str | None = None  # the description of the known bug its failure matches
 
     @property
     def failed(self) -> bool:
@@ -111,12 +112,12 @@ class GroupRow:
 @dataclass
 class Comparison:
     name: str
-    sub: dict
-    ref: dict
+    sub: GradeReport
+    ref: GradeReport
     cases: list[Case]
     groups: list[GroupRow]
     tests: list[Test]
-    diagnoses: list[tuple[str, int]]  # known-bug line, failing cases showing it
+    diagnoses: list[tuple[str, int]]  # known bug (its description), failing cases showing it
 
     @property
     def failing_tests(self) -> list[Test]:
@@ -127,44 +128,43 @@ class Comparison:
 
 
 def diagnoses(cases: list[Case]) -> list[tuple[str, int]]:
-    """The distinct ``... matches a known bug ...`` lines of the failing cases, in order of
-    first appearance, each with the number of failing cases that show it."""
+    """The distinct known bugs of the failing cases, in order of first appearance, each with
+    the number of failing cases that show it."""
     seen: dict[str, int] = {}
     for c in cases:
-        found = {ln.strip().removeprefix("E").strip() for ln in c.output.splitlines() if KNOWN_BUG in ln} if c.failed else set()
-        for line in sorted(found, key=c.output.find):
-            seen[line] = seen.get(line, 0) + 1
+        if c.failed and c.known_bug:
+            seen[c.known_bug] = seen.get(c.known_bug, 0) + 1
     return list(seen.items())
 
 
-def _rule(entry: dict | None, nodeid: str) -> str:
+def _rule(entry: EntrySummary | None, nodeid: str) -> str:
     """The rule an entry states (its name without the group title), else the function name."""
-    if entry and entry.get("name"):
-        return str(entry["name"]).split(" — ")[-1]
+    if entry and entry.name:
+        return entry.name.split(" — ")[-1]
     return nodeid.split("::")[-1].split("[")[0]
 
 
-def join(sub: dict, ref: dict) -> list[Case]:
+def join(sub: GradeReport, ref: GradeReport) -> list[Case]:
     """One case per node id of either report, in the submission report's order (then any
     case only the reference ran)."""
-    ref_tests = {t["nodeid"]: t for t in ref.get("tests", [])}
+    ref_tests = {t.nodeid: t for t in ref.tests}
     cases, seen = [], set()
-    for t in sub.get("tests", []):
-        r = ref_tests.get(t["nodeid"], {})
-        seen.add(t["nodeid"])
-        cases.append(Case(t["nodeid"], t["group"], str(t.get("entry", "")), t["outcome"], r.get("outcome", "missing"),
-                          t.get("duration"), r.get("duration"), t.get("score", 0.0), t.get("max_score", 0.0), t.get("output", "")))
+    for t in sub.tests:
+        r = ref_tests.get(t.nodeid)
+        seen.add(t.nodeid)
+        cases.append(Case(t.nodeid, t.group, t.entry, t.outcome, r.outcome if r else "missing", t.duration,
+                          r.duration if r else None, t.score, t.max_score, t.output, t.known_bug))
     for nodeid, r in ref_tests.items():
         if nodeid not in seen:
-            cases.append(Case(nodeid, r["group"], "", "missing", r["outcome"], None, r.get("duration"), 0.0, r.get("max_score", 0.0)))
+            cases.append(Case(nodeid, r.group, "", "missing", r.outcome, None, r.duration, 0.0, r.max_score))
     return cases
 
 
-def build(sub: dict, ref: dict, name: str, titles: dict[str, str] | None = None) -> Comparison:
+def build(sub: GradeReport, ref: GradeReport, name: str, titles: dict[str, str] | None = None) -> Comparison:
     """The comparison of two grade reports: cases, tests, groups in policy order, diagnoses
     (``titles``: group titles for reports that do not carry them)."""
     cases = join(sub, ref)
-    entries = {str(e.get("number")): e for e in sub.get("entries", []) if isinstance(e, dict)}
+    entries = {e.number: e for e in sub.entries}
     tests: dict[str, Test] = {}
     for c in cases:
         key = c.entry if c.entry in entries else c.nodeid.split("[")[0]
@@ -172,25 +172,27 @@ def build(sub: dict, ref: dict, name: str, titles: dict[str, str] | None = None)
             tests[key] = Test(key, _rule(entries.get(key), c.nodeid), c.group)
         tests[key].cases.append(c)
     groups = []
-    sub_groups, ref_groups = sub.get("groups") or {}, ref.get("groups") or {}
-    for g in dict.fromkeys([*sub_groups, *ref_groups, *(c.group for c in cases)]):
-        s, r = sub_groups.get(g) or {}, ref_groups.get(g) or {}
-        groups.append(GroupRow(g, str(s.get("title") or r.get("title") or (titles or {}).get(g) or g), float(s.get("points", r.get("points", 0.0))),
-                               float(s.get("score", 0.0)), float(r.get("score", 0.0)), [c for c in cases if c.group == g]))
+    for g in dict.fromkeys([*sub.groups, *ref.groups, *(c.group for c in cases)]):
+        s, r = sub.groups.get(g), ref.groups.get(g)
+        title = (s.title if s else "") or (r.title if r else "") or (titles or {}).get(g) or g
+        groups.append(GroupRow(g, title, s.points if s else r.points if r else 0.0, s.score if s else 0.0, r.score if r else 0.0,
+                               [c for c in cases if c.group == g]))
     return Comparison(name, sub, ref, cases, groups, list(tests.values()), diagnoses(cases))
 
 
 # ---- running -----------------------------------------------------------------------------
 
 
-def run_grade(request: GradeRequest, report: Path, results: Path, max_time: float) -> dict:
+def run_grade(request: GradeRequest, report: Path, results: Path, max_time: float) -> GradeReport:
     """The report of ``request`` graded (quietly) with ``max_time``, results and report where said."""
     request = replace(request, results=results, report=report, max_time=max_time, quiet=True)
     subprocess.run(request.argv(), cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=max_time + 120)
+    if not report.exists():
+        return GradeReport(error="the grade command wrote no report")
     try:
-        return json.loads(report.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {"error": "the grade command wrote no report", "tests": []}
+        return read_grade_report(report)
+    except ReportError as err:
+        return GradeReport(error=str(err))
 
 
 def _common(config: Path | None, tests: list[str] | None) -> dict:
@@ -198,7 +200,8 @@ def _common(config: Path | None, tests: list[str] | None) -> dict:
     return {"config": Path(config).resolve() if config is not None else None, "tests": tuple(tests) if tests else None}
 
 
-def compare(submission: Path, config: Path | None = None, tests: list[str] | None = None, max_time: float = 3600.0) -> tuple[dict, dict]:
+def compare(submission: Path, config: Path | None = None, tests: list[str] | None = None,
+            max_time: float = 3600.0) -> tuple[GradeReport, GradeReport]:
     """The grade reports of the submission and of the reference, both graded by the policy
     the submission's grading uses (``config``, or the one its layout selects)."""
     from .policies import policy_path
@@ -212,7 +215,7 @@ def compare(submission: Path, config: Path | None = None, tests: list[str] | Non
     return sub, ref
 
 
-def reference_report(config: Path | None, tests: list[str] | None, max_time: float) -> dict:
+def reference_report(config: Path | None, tests: list[str] | None, max_time: float) -> GradeReport:
     with tempfile.TemporaryDirectory(prefix="bpe-compare-") as tmp:
         t = Path(tmp)
         return run_grade(GradeRequest(impl="reference", **_common(config, tests)), t / "ref.json", t / "ref-results.json", max_time)
@@ -246,13 +249,12 @@ def columns(rows: list[tuple[str, ...]], left: int = 1) -> list[str]:
 def headline(c: Comparison) -> list[str]:
     possible = sum(g.points for g in c.groups)
     failing = [x for x in c.cases if x.failed]
-    lines = [f"{c.name}: {points(c.sub.get('score', 0))} / {points(possible)} points (reference {points(c.ref.get('score', 0))}); "
+    lines = [f"{c.name}: {points(c.sub.score)} / {points(possible)} points (reference {points(c.ref.score)}); "
              f"fails {len(failing)} of {len(c.cases)} cases, in {len(c.failing_tests)} of {len(c.tests)} tests"]
-    notes = c.sub.get("notes") if isinstance(c.sub.get("notes"), list) else []
-    lines += [f"  {n}" for n in notes if str(n).startswith(("layout:", "left out of the copy", "not installed where"))]
+    lines += [f"  {n}" for n in c.sub.layout]
     for which, report in (("submission", c.sub), ("reference", c.ref)):
-        if report.get("error"):
-            lines.append(f"{which}: grading failed: {report['error']}")
+        if report.error:
+            lines.append(f"{which}: grading failed: {report.error}")
     return lines
 
 
@@ -271,7 +273,7 @@ def summary_table(c: Comparison) -> list[str]:
 def diagnosis_lines(c: Comparison) -> list[str]:
     if not c.diagnoses:
         return []
-    return ["diagnosis:"] + [f"  {line} ({n} failing case{'s' if n != 1 else ''})" for line, n in c.diagnoses]
+    return ["diagnosis:"] + [f"  {known_bug_line(bug)} ({n} failing case{'s' if n != 1 else ''})" for bug, n in c.diagnoses]
 
 
 def _test_lines(t: Test, diff_lines: int = 2) -> list[str]:
@@ -345,7 +347,7 @@ def terminal(c: Comparison, every_case: bool = False, max_lines: int = MAX_TERMI
     diag = diagnosis_lines(c)
     if diag:
         out += [""] + diag
-    if c.sub.get("error") and not c.sub.get("tests"):  # nothing was graded: no case to list
+    if c.sub.error and not c.sub.tests:  # nothing was graded: no case to list
         return "\n".join(out)
     if every_case:
         return "\n".join(out + [""] + all_lines(c))
@@ -388,4 +390,4 @@ def main(submission: Path | None, html_path: Path | None, config: Path | None, t
         html_path.parent.mkdir(parents=True, exist_ok=True)
         html_path.write_text(page(c), encoding="utf-8")
         print(f"html: {html_path}")
-    return 0 if not sub.get("error") and not ref.get("error") else 1
+    return 0 if not sub.error and not ref.error else 1

@@ -9,26 +9,26 @@ student and one column per group, linking to each page. The terminal shows the s
 
 from __future__ import annotations
 
-import json
 import re
 import sys
 from pathlib import Path
 
 from . import compare as C
 from .compare_html import class_page, page
+from .report import GradeReport, ReportError, read_grade_report
 
 
 SAFE_NAME = re.compile(r"[^A-Za-z0-9._-]")
 
 
-def student_pages(folder: Path) -> dict[str, dict]:
+def student_pages(folder: Path) -> dict[str, GradeReport]:
     """student -> the grade report ``batch`` kept for them (``reports/<student>.json``)."""
     reports = {}
     for path in sorted((folder / "reports").glob("*.json")):
         try:
-            reports[path.stem] = json.loads(path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            reports[path.stem] = {"error": f"unreadable report {path.name}", "tests": []}
+            reports[path.stem] = read_grade_report(path)
+        except ReportError as err:
+            reports[path.stem] = GradeReport(error=str(err))
     return reports
 
 
@@ -37,8 +37,8 @@ def class_terminal(comparisons: list[C.Comparison]) -> str:
     rows = [("student", "total", *(g.name for g in groups), "failing", "known bugs")]
     for c in comparisons:
         scores = {g.name: g.sub_score for g in c.groups}
-        rows.append((c.name, C.points(float(c.sub.get("score", 0.0))), *(C.points(scores.get(g.name, 0.0)) for g in groups),
-                     "could not be graded" if c.sub.get("error") else f"{sum(x.failed for x in c.cases)} cases",
+        rows.append((c.name, C.points(c.sub.score), *(C.points(scores.get(g.name, 0.0)) for g in groups),
+                     "could not be graded" if c.sub.error else f"{sum(x.failed for x in c.cases)} cases",
                      str(len(c.diagnoses))))
     lines = C.columns(rows, left=1)
     lines.insert(1, "-" * len(lines[0]))
@@ -66,4 +66,4 @@ def main_batch(folder: Path, html_dir: Path | None, config: Path | None, tests: 
     (out / "index.html").write_text(class_page(comparisons, links), encoding="utf-8")
     print(class_terminal(comparisons))
     print(f"\nhtml: {out / 'index.html'} (one page per student in {out / 'students'})")
-    return 1 if ref.get("error") else 0
+    return 1 if ref.error else 0

@@ -14,6 +14,7 @@ import html
 from urllib.parse import quote
 
 from .compare import Case, Comparison, GroupRow, ratio_text, secs_text, headline, points
+from .report import known_bug_line
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em 2em;color:#222;max-width:1400px}
@@ -130,7 +131,7 @@ def page(c: Comparison, back: str | None = None) -> str:
     ]
     if c.diagnoses:
         parts += ['<h2 id="diagnosis">Diagnosis</h2><div class="diag">',
-                  *(f"<p>{e(line)} ({n} failing case{'s' if n != 1 else ''})</p>" for line, n in c.diagnoses), "</div>"]
+                  *(f"<p>{e(known_bug_line(bug))} ({n} failing case{'s' if n != 1 else ''})</p>" for bug, n in c.diagnoses), "</div>"]
     parts += [
         '<h2 id="cases">Cases</h2><div class="cases">', *radios, labels,
         '<table class="cases"><thead><tr class="top"><th>case</th><th>submission</th><th>reference</th><th>submission s</th>'
@@ -156,11 +157,11 @@ def class_page(comparisons: list[Comparison], links: dict[str, str]) -> str:
             s = scores.get(g.name, 0.0)
             share = "full" if s >= g.points else ("none" if s <= 0 else "part")
             cells.append(f'<td class="num {share}">{points(s)}</td>')
-        state = (f'<td class="error">could not be graded: {e(str(c.sub["error"]))}</td>' if c.sub.get("error")
+        state = (f'<td class="error">could not be graded: {e(c.sub.error)}</td>' if c.sub.error
                  else f'<td class="num">{sum(x.failed for x in c.cases)}</td>')
-        bugs = "".join(f"<div>{e(line.split(': ', 1)[-1])}</div>" for line, _ in c.diagnoses)
+        bugs = "".join(f"<div>{e(bug)}</div>" for bug, _ in c.diagnoses)
         rows.append(f'<tr><td><a href="{e(quote(links[c.name]))}">{e(c.name)}</a></td>'
-                    f'<td class="num">{points(float(c.sub.get("score", 0.0)))}</td>{"".join(cells)}{state}<td>{bugs}</td></tr>')
+                    f'<td class="num">{points(c.sub.score)}</td>{"".join(cells)}{state}<td>{bugs}</td></tr>')
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>the class beside the reference</title>",
         f"<style>{CSS}</style></head><body>", f"<h1>{len(comparisons)} submissions beside the reference</h1>",

@@ -11,14 +11,13 @@ Gradescope and CI runners send), from the journal of the tests finished before
 from __future__ import annotations
 
 import importlib.util
-import json
 import os
 import signal
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 
 from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
@@ -28,10 +27,11 @@ from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
-from .intake import CS336_EXTRA, submission_notes, unwrap_submission  # noqa: F401  (CS336_EXTRA re-exported)
+from .intake import CS336_EXTRA, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import policy_path
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .journal import journal_path, replay
+from .report import GRADING_TIME, GradeReport, ReportError, RunReport, read_run_report, write_grade_report
 from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
@@ -48,6 +48,19 @@ PEAK_EVERY = 0.5  # seconds between readings of the test run's peak memory
 # of every autoloaded distribution's modules (all of hypothesis: ~1.5 s of CPU per grading,
 # redone every time, as the run writes no bytecode)
 SUITE_PLUGINS = ("pytest_timeout", "_hypothesis_pytestplugin")
+
+
+@dataclass(frozen=True)
+class RunStopped:
+    """Why ``grade`` stopped the test run before it ended: at its time budget (``signal``
+    None), or because ``grade`` got SIGTERM or SIGINT."""
+
+    reason: str  # "grading stopped after 60 s, its time budget"
+    signal: int | None = None
+
+    @property
+    def at_budget(self) -> bool:
+        return self.signal is None
 
 
 class Stopped(BaseException):
@@ -146,7 +159,7 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, pat
     return cmd
 
 
-def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float, peak: list[float]) -> int | str:
+def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float, peak: list[float]) -> int | RunStopped:
     """Run the pytest command; its exit status, or why it was stopped (at the end of the time
     budget ``req.max_time`` less its wrap-up, or by a signal to ``grade``): SIGTERM first (the grading plugin then stops its workers
     and removes their sandboxes), SIGKILL after ``STOP_GRACE`` seconds. ``peak[0]`` gets its peak
@@ -168,15 +181,15 @@ def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float,
         return run_stopped_at_budget(req)
     except Stopped as stop:
         _stop(proc)
-        return f"grading stopped by {stop.name} after {time.monotonic() - started:.0f} s"
+        return RunStopped(f"grading stopped by {stop.name} after {time.monotonic() - started:.0f} s", stop.signum)
     except BaseException:
         _stop(proc)
         raise
 
 
-def run_stopped_at_budget(req: GradeRequest) -> str:
+def run_stopped_at_budget(req: GradeRequest) -> RunStopped:
     """Why a test run stopped by ``grade`` at the end of the time budget was stopped."""
-    return f"grading stopped after {req.max_time:g} s, its time budget"
+    return RunStopped(f"grading stopped after {req.max_time:g} s, its time budget")
 
 
 def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
@@ -188,11 +201,11 @@ def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
         proc.wait()
 
 
-def fail(req: GradeRequest, reason: str, code: int, started: float, **report) -> int:
+def fail(req: GradeRequest, reason: str, code: int, started: float, stopped: str | None = None) -> int:
     print(f"grade: {utf8_safe(reason)}", file=sys.stderr, flush=True)
     write_json(req.results, failure_json(reason, time.monotonic() - started))
     if req.report:
-        write_json(req.report, {"error": reason, "score": 0.0, "seconds": round(time.monotonic() - started, 3), "tests": [], **report})
+        write_grade_report(req.report, GradeReport(error=reason, seconds=round(time.monotonic() - started, 3), stopped=stopped))
     return code
 
 
@@ -207,7 +220,7 @@ def harness_failed(req: GradeRequest, reason: str, started: float) -> int:
         "visibility": "visible", "tests": [], "extra_data": {"harness_error": reason},
     })
     if req.report:
-        write_json(req.report, {"error": reason, "harness_error": True, "seconds": seconds, "tests": []})
+        write_grade_report(req.report, GradeReport(error=reason, harness_error=True, seconds=seconds))
     return EXIT_HARNESS
 
 
@@ -247,13 +260,15 @@ def _grade(req: GradeRequest, started: float) -> int:
         return ran
     code, report, tmp = ran
     scrub = redact.for_grading(ROOT, req.submission, req.results, tmp)
-    for test in report.get("tests", []):
-        test["output"] = scrub(test.get("output", ""))
-        test["properties"] = {k: scrub(v) if type(v) is str else v for k, v in test.get("properties", {}).items()}
-    if "error" in report:
-        return fail(req, report["error"], EXIT_CONFIG, started)
+    for test in report.tests:
+        test.output = scrub(test.output)
+        test.properties = {k: scrub(v) if type(v) is str else v for k, v in test.properties.items()}
+        test.known_bug = scrub(test.known_bug) if test.known_bug is not None else None
+        test.load_error = scrub(test.load_error) if test.load_error is not None else None
+    if report.error is not None:
+        return fail(req, report.error, EXIT_CONFIG, started)
     written = _write_results(req, config, report, code, seed, scrub, started)
-    stopped_by = next((sig for sig in STOP_SIGNALS if isinstance(code, str) and f"stopped by {sig.name} " in code), None)
+    stopped_by = code.signal if isinstance(code, RunStopped) else None
     return 128 + stopped_by if stopped_by is not None else written
 
 
@@ -276,7 +291,7 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     return None
 
 
-def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> tuple[int | str, dict, Path] | int:
+def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> tuple[int | RunStopped, RunReport, Path] | int:
     """Run the suite in a pytest subprocess: its exit status (or why it was stopped, see
     :func:`run_tests`), its report and the temporary folder it ran in (gone by now); or the
     exit status of a failure, results written."""
@@ -299,33 +314,35 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
             finally:  # whatever the test run left running or on disk, if it died without cleaning up
                 leftovers.sweep(Path(tmp))
         try:
-            report = json.loads(report_path.read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            reason = "the test run ended before reporting anything" if not isinstance(code, str) else f"{code}, before any test ran"
+            report = read_run_report(report_path)
+        except ReportError as err:
+            reason = "the test run ended before reporting anything" if not isinstance(code, RunStopped) else f"{code.reason}, before any test ran"
+            reason = reason if not report_path.exists() else str(err)  # names the file and the field
             return fail(req, f"{reason}; see {log_path}", EXIT_HARNESS, started)
-        if report.get("incomplete"):  # stopped or crashed: keep every test finished before
+        if report.incomplete:  # stopped or crashed: keep every test finished before
             replay(report, journal_path(report_path))
-        not_run = f"not run: {code}, before this test finished" if isinstance(code, str) else None
-        for test in report.get("tests", []):
-            if test.get("outcome") == "not run" and not test.get("output") and not_run:
-                test["output"] = not_run
-        report["peak_rss_mb"] = max(report.get("peak_rss_mb") or 0.0, peak[0])
+        if isinstance(code, RunStopped):
+            for test in report.tests:
+                if test.outcome == "not run" and not test.output:
+                    test.output = f"not run: {code.reason}, before this test finished"
+                    test.limits = [GRADING_TIME] if code.at_budget else []
+        report.peak_rss_mb = max(report.peak_rss_mb or 0.0, peak[0])
     return code, report, Path(tmp)
 
 
-def breaker_notes(report: dict) -> list[str]:
+def breaker_notes(report: RunReport) -> list[str]:
     """What the circuit breaker did (:mod:`harness.breaker`): ``run_merge timed out on 3 tests
     in a row; the 40 other tests that call it were not run``, one line per function."""
     skipped: dict[str, int] = {}
-    for test in report.get("tests", []):
-        summary = test.get("properties", {}).get("not_called")
+    for test in report.tests:
+        summary = test.properties.get("not_called")
         if type(summary) is str:
             skipped[summary] = skipped.get(summary, 0) + 1
     return [f"{summary}; " + (f"the {n} other tests that call it were not run" if n != 1 else "the 1 other test that calls it was not run")
             for summary, n in skipped.items()]
 
 
-def _write_results(req: GradeRequest, config: Config, report: dict, code: int | str, seed: int, scrub, started: float) -> int:
+def _write_results(req: GradeRequest, config: Config, report: RunReport, code: int | RunStopped, seed: int, scrub, started: float) -> int:
     """Score the report, write the results files and print the summary."""
     groups = score_report(config, report)
     summary = table(groups)
@@ -334,15 +351,17 @@ def _write_results(req: GradeRequest, config: Config, report: dict, code: int | 
         notes.append(f"policy: {Path(req.config).name}")
     if req.tests:
         notes.append(f"partial grade: only {' '.join(req.tests)}")
-    notes += submission_notes(req, report.get("submission"))
-    if report.get("isolation"):
-        notes.append(f"isolation: {report['isolation']}")
+    layout = submission_notes(req, report.submission)
+    notes += unwrapped_note(req) + layout
+    if report.isolation:
+        notes.append(f"isolation: {report.isolation}")
     notes += breaker_notes(report)
-    if isinstance(code, str):
-        notes.append(f"{code}; tests not run score 0")
-    elif report.get("incomplete"):
+    not_reached = any(t.properties.get("not_reached") for t in report.tests)
+    if isinstance(code, RunStopped):
+        notes.append(f"{code.reason}; tests not run score 0")
+    elif report.incomplete:
         notes.append("the test run stopped early; tests not run score 0")
-    elif any(t.get("properties", {}).get("not_reached") for t in report.get("tests", [])):
+    elif not_reached:
         notes.append(f"grading stopped after {req.max_time:g} s, its time budget; tests not reached score 0")
     output = scrub(summary + "\n" + "; ".join(notes))
     elapsed = time.monotonic() - started
@@ -350,10 +369,10 @@ def _write_results(req: GradeRequest, config: Config, report: dict, code: int | 
     if req.junit:
         write_junit(req.junit, groups)
     if req.report:
-        used_up = code == run_stopped_at_budget(req) or any(t.get("properties", {}).get("not_reached") for t in report.get("tests", []))
-        write_json(req.report, plain_report(groups, report, seed=seed, seconds=elapsed, notes=notes, grader_peak_mb=report.get("peak_rss_mb"),
-                                            budget=req.max_time, budget_used_up=used_up,
-                                            stopped=code if isinstance(code, str) and not used_up else None))
+        used_up = (isinstance(code, RunStopped) and code.at_budget) or not_reached
+        stopped = code.reason if isinstance(code, RunStopped) and not used_up else None
+        write_grade_report(req.report, plain_report(groups, seed=seed, seconds=elapsed, notes=notes, grader_peak_mb=report.peak_rss_mb,
+                                                    budget=req.max_time, budget_used_up=used_up, stopped=stopped, layout=layout))
     _say(req, output)
     worst = look_here(groups)
     if worst:

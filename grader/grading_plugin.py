@@ -18,14 +18,17 @@ the submission that ran into a limit on that many tests in a row. SIGTERM (what 
 it is stopped) and SIGINT stop every worker, remove their sandboxes and end the run at once.
 
 It declares ``pytest_bpe_known_bug`` (:mod:`grader.hooks`) and, in any run, asks it about
-every failed test whose calls the harness recorded: ``mutants.plugin`` answers with
-``this matches a known bug: ...``, added to the failure.
+every failed test whose calls the harness recorded: ``mutants.plugin`` answers with the
+description of a known bug, and the failure gets the line ``this matches a known bug: ...``.
+
+The report is typed (:mod:`grader.report`): each case carries, as fields, the known bug its
+failure matches, the limits it ran into and the submission's load error, found here where the
+failure happens, so that nothing after reads them back out of the failure text.
 """
 
 from __future__ import annotations
 
 import gc
-import json
 import os
 import signal
 import sys
@@ -36,14 +39,34 @@ import pytest
 
 from harness import keys
 from harness.breaker import Breaker, NotCalled
+from harness.timeouts import timeout_limit
 from sandbox import registry
 
 from . import hooks
 from .config import Config, ConfigError, check_selection, load_config, read_policy
 from .journal import Journal
+from .report import CALL_TIME, TEST_TIME, TIME_BUDGET, Case, RunReport, known_bug_line, write_run_report
 
 MAX_OUTPUT = 4000  # characters of failure text kept per test
 MIN_TEST_TIME = 1.0  # seconds: with less left before the deadline, a test is not started
+# user properties this plugin passes from a test's report hooks to its case's fields
+KNOWN_BUG, TIMED_OUT = "known_bug", "timed_out"
+# (a limit of grader.report.LIMITS, the text of a failure that says the case ran into it)
+LIMIT_MARKERS = (
+    (TEST_TIME, "Timeout (>"),  # harness/timeouts.py
+    (CALL_TIME, "timed out after"),  # sandbox/process.py: the per-call deadline
+    ("CPU time limit", "CPU time limit of"),
+    ("memory limit", "MemoryError"),
+    ("file size limit", "file size limit of"),
+    ("output limit", "[output truncated:"),
+    ("reply limit", "sent a reply"),
+    (TIME_BUDGET, "the grading's time budget of"),  # not reached, not finished (below)
+    ("not called again", "tests in a row; this test calls it"),  # harness/breaker.py
+    ("worker died", "the worker running your code died"),
+    ("worker exited", "the worker running your code exited"),
+    ("worker stopped answering", "the worker running your code stopped answering"),
+)
+LOAD_ERROR = "could not be imported"  # harness/impl: the submission's adapters.py did not load
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -72,7 +95,7 @@ class GradingSession:
         self.report_path = Path(config.getoption("grading_report"))
         self.partial = bool(config.getoption("grading_partial"))
         self.policy = policy
-        self.tests: dict[str, dict] = {}
+        self.tests: dict[str, Case] = {}
         self.error: str | None = None
         self.remaining: dict[str, int] = {}
         self.order: list[str] = []  # the groups of this run in policy order: their progress lines' order
@@ -105,20 +128,12 @@ class GradingSession:
         registry.close_all()
         os._exit(128 + signum)
 
-    def write(self, **extra) -> None:
-        self.report_path.parent.mkdir(parents=True, exist_ok=True)
-        data = {"tests": list(self.tests.values()), "partial": self.partial, "peak_rss_mb": _peak_rss_mb(), **extra}
-        confinement = self.config.stash.get(keys.CONFINEMENT, None)
-        if confinement:
-            data["isolation"] = confinement
+    def write(self, incomplete: bool = False, exitstatus: int | None = None, seconds: float | None = None) -> None:
         loaded = self.config.stash.get(keys.LOADED, None)
-        if loaded:
-            data["submission"] = dict(loaded)
-        if self.error is not None:
-            data["error"] = self.error
-        tmp = self.report_path.with_suffix(".tmp")
-        tmp.write_text(json.dumps(data, indent=1), encoding="utf-8")
-        tmp.replace(self.report_path)
+        write_run_report(self.report_path, RunReport(
+            list(self.tests.values()), self.partial, _peak_rss_mb(), self.config.stash.get(keys.CONFINEMENT, None) or None,
+            dict(loaded) if loaded else None, self.error, incomplete, exitstatus, seconds,
+        ))
 
     @pytest.hookimpl(trylast=True)
     def pytest_collection_modifyitems(self, session, config, items) -> None:
@@ -133,16 +148,7 @@ class GradingSession:
             group = assigned[item.nodeid]
             weight, visibility, timeout = self.policy.test_policy(group, item.nodeid)
             item.add_marker(pytest.mark.timeout(timeout))
-            self.tests[item.nodeid] = {
-                "nodeid": item.nodeid,
-                "group": group.name,
-                "weight": weight,
-                "visibility": visibility,
-                "outcome": "not run",
-                "output": "",
-                "duration": 0.0,
-                "properties": {},
-            }
+            self.tests[item.nodeid] = Case(item.nodeid, group.name, weight, visibility)
             self.remaining[group.name] = self.remaining.get(group.name, 0) + 1
         # visible tests first: a worker never learns hidden inputs before a test whose
         # feedback the student sees (see pytest_runtest_setup for the guard); the others by
@@ -152,8 +158,8 @@ class GradingSession:
 
         def phase(item: pytest.Item) -> tuple[bool, int]:
             test = self.tests[item.nodeid]
-            hidden = test["visibility"] != "visible"
-            return hidden, index[test["group"]] if hidden else 0
+            hidden = test.visibility != "visible"
+            return hidden, index[test.group] if hidden else 0
 
         items.sort(key=phase)
         self.write(incomplete=True)
@@ -185,18 +191,20 @@ class GradingSession:
         test = self.tests.get(item.nodeid)
         if test is None or self.deadline is None or self.deadline - time.monotonic() >= MIN_TEST_TIME:
             return None
-        test["output"] = f"not reached: {self._budget()} was used up before this test"
-        test["properties"]["not_reached"] = "budget"
+        test.output = f"not reached: {self._budget()} was used up before this test"
+        test.properties["not_reached"] = "budget"
         self._finished(test)
         return True
 
-    def _finished(self, test: dict) -> None:
-        """``test`` is over: journaled, and its group's count of tests to go updated."""
+    def _finished(self, test: Case) -> None:
+        """``test`` is over: the facts of its failure noted, journaled, and its group's count
+        of tests to go updated."""
+        note_failure(test)
         self.journal.add(test)
         self._note_facts()
-        self.remaining[test["group"]] -= 1
+        self.remaining[test.group] -= 1
         self._say_groups_done()
-        if test["visibility"] == "visible":
+        if test.visibility == "visible":
             self._say_visible_done()
 
     @pytest.hookimpl(tryfirst=True)
@@ -204,7 +212,7 @@ class GradingSession:
         test = self.tests.get(item.nodeid)
         if test is None:
             return
-        if test["visibility"] != "visible":
+        if test.visibility != "visible":
             self.saw_hidden = True
         elif self.saw_hidden:
             # the submission's workers have seen hidden material: none of them may run a test
@@ -216,26 +224,32 @@ class GradingSession:
         test = self.tests.get(report.nodeid)
         if test is None:
             return
-        test["duration"] += report.duration
+        test.duration += report.duration
+        timed_out = None
         for key, value in report.user_properties:
-            test["properties"][key] = value
-        if report.failed and report.nodeid in self.capped and report.longreprtext.startswith("Timeout (>"):
-            test["outcome"] = "not run"  # cut by the deadline, not by its own limit
-            test["output"] = f"not finished: {self._budget()} ran out while this test was running"
-            test["properties"]["not_reached"] = "budget"
-        elif test["properties"].get("not_reached"):
+            if key == KNOWN_BUG:
+                test.known_bug = value
+            elif key == TIMED_OUT:
+                timed_out = value
+            else:
+                test.properties[key] = value
+        if report.failed and report.nodeid in self.capped and timed_out == report.when:
+            test.outcome = "not run"  # cut by the deadline, not by its own limit
+            test.output = f"not finished: {self._budget()} ran out while this test was running"
+            test.properties["not_reached"] = "budget"
+        elif test.properties.get("not_reached"):
             pass
         elif report.failed:
-            test["outcome"] = "failed"
+            test.outcome = "failed"
             text = report.longreprtext or f"{report.when} failed"
             if report.when != "call":
                 text = f"[{report.when}] {text}"
-            test["output"] = (test["output"] + "\n" + text).strip()[:MAX_OUTPUT]
-        elif report.skipped and test["outcome"] != "failed":
-            test["outcome"] = "skipped"
-            test["output"] = report.longreprtext[:MAX_OUTPUT] if report.longreprtext else "skipped"
-        elif report.when == "call" and report.passed and test["outcome"] == "not run":
-            test["outcome"] = "passed"
+            test.output = (test.output + "\n" + text).strip()[:MAX_OUTPUT]
+        elif report.skipped and test.outcome != "failed":
+            test.outcome = "skipped"
+            test.output = report.longreprtext[:MAX_OUTPUT] if report.longreprtext else "skipped"
+        elif report.when == "call" and report.passed and test.outcome == "not run":
+            test.outcome = "passed"
         if report.when == "teardown":
             self.breaker.end_test()
             self._finished(test)
@@ -246,18 +260,18 @@ class GradingSession:
         titles = {g.name: g.title for g in self.policy.groups}
         while self.said < len(self.order) and self.remaining[self.order[self.said]] == 0:
             group = self.order[self.said]
-            done = [t for t in self.tests.values() if t["group"] == group]
-            passed = sum(t["outcome"] == "passed" for t in done)
+            done = [t for t in self.tests.values() if t.group == group]
+            passed = sum(t.outcome == "passed" for t in done)
             print(f"[grade] {titles[group]}: {passed}/{len(done)} cases passed", file=sys.stderr, flush=True)
             self.said += 1
 
     def _say_visible_done(self) -> None:
         """Once the last visible test ended, before the others: how the visible ones went, if
         no group could be reported yet (pytest captures what setup hooks print: said here)."""
-        visible = [t for t in self.tests.values() if t["visibility"] == "visible"]
+        visible = [t for t in self.tests.values() if t.visibility == "visible"]
         self.visible_ended += 1
         if self.visible_ended == len(visible) < len(self.tests) and self.said == 0:
-            passed = sum(t["outcome"] == "passed" for t in visible)
+            passed = sum(t.outcome == "passed" for t in visible)
             print(f"[grade] visible tests: {passed}/{len(visible)} cases passed; the others next", file=sys.stderr, flush=True)
 
     def _note_facts(self) -> None:
@@ -274,6 +288,15 @@ class GradingSession:
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         self.write(exitstatus=int(exitstatus), seconds=time.monotonic() - self.started)
         self.journal.close()
+
+
+def note_failure(test: Case) -> None:
+    """A finished case that did not pass gets the facts its failure text states: the limits
+    it ran into (:data:`LIMIT_MARKERS`) and the line saying the submission did not load."""
+    if test.outcome == "passed":
+        return
+    test.limits = [name for name, text in LIMIT_MARKERS if text in test.output]
+    test.load_error = next((ln.strip().removeprefix("E").strip() for ln in test.output.splitlines() if LOAD_ERROR in ln), None)
 
 
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
@@ -301,8 +324,9 @@ def pytest_configure(config: pytest.Config) -> None:
         config.pluginmanager.register(GradingSession(config, policy), "bpe-grading-session")
 
 
-def _known_bug_line(item: pytest.Item, call: pytest.CallInfo) -> str | None:
-    """The diagnosis of a failed call whose calls into the submission were recorded."""
+def _known_bug(item: pytest.Item, call: pytest.CallInfo) -> str | None:
+    """The known bug (its description) a failed call whose calls into the submission were
+    recorded matches, if any."""
     records = item.stash.get(keys.RECORDS, None)
     if call.when != "call" or not records or call.excinfo.errisinstance(NotImplementedError):
         return None
@@ -319,9 +343,13 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     if call.excinfo.errisinstance(NotCalled):  # counted by grade: "the N other tests that call it"
         report.user_properties.append(("not_called", call.excinfo.value.summary))
         return
-    line = _known_bug_line(item, call)
-    if line is None:
+    if timeout_limit(call.excinfo) is not None:  # its own limit (or the deadline's cut, see logreport)
+        report.user_properties.append((TIMED_OUT, call.when))
+    bug = _known_bug(item, call)
+    if bug is None:
         return
+    report.user_properties.append((KNOWN_BUG, bug))
+    line = known_bug_line(bug)
     if isinstance(report.longrepr, str):
         report.longrepr = f"{report.longrepr}\n{line}"
     elif hasattr(report.longrepr, "addsection"):

@@ -25,7 +25,7 @@ def _unwritten(entry) -> set[str]:
     its failures is something else)."""
     names = set()
     for case in entry.failing():
-        found = NOT_IMPLEMENTED.search(str(case.get("output", "")))
+        found = NOT_IMPLEMENTED.search(case.output)
         if not found:
             return set()
         names.add(found.group(1))
@@ -35,7 +35,7 @@ def _unwritten(entry) -> set[str]:
 def _not_yet(entry) -> bool:
     """Whether every failing case of an entry waits for code not written yet: ``not
     implemented``, or skipped (a test not graded until what it builds on works)."""
-    return all(c["outcome"] == "skipped" or NOT_IMPLEMENTED.search(str(c.get("output", ""))) for c in entry.failing())
+    return all(c.outcome == "skipped" or NOT_IMPLEMENTED.search(c.output) for c in entry.failing())
 
 
 def modules_of(root: Path = ROOT) -> dict[str, str]:
@@ -57,7 +57,7 @@ def where_to_start(groups: list[GroupResult], root: Path = ROOT) -> str:
     unwritten = sorted({n for g in groups for e in g.tests if e.max_cents > 0 for n in _unwritten(e)})
     if not unwritten:
         return ""
-    passed = any(c["outcome"] == "passed" for g in groups for e in g.tests for c in e.cases)
+    passed = any(c.outcome == "passed" for g in groups for e in g.tests for c in e.cases)
     lead = "next to write" if passed else "where to start: nothing is implemented yet; begin with"
     parts, modules = student_parts(root), modules_of(root)
     placed = [(parts[modules[n.split(".")[0]]], modules[n.split(".")[0]], n) for n in unwritten

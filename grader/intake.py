@@ -197,16 +197,20 @@ def unwrap_submission(folder: Path) -> tuple[Path, str | None]:
 CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops")
 
 
+def unwrapped_note(req) -> list[str]:
+    """The line saying the submission was graded from the one folder it was inside, if it was."""
+    return [f"unwrapped: everything in the submission is inside one folder, {req.unwrapped}/, graded from there"] if req.unwrapped else []
+
+
 def submission_notes(req, loaded: object) -> list[str]:
     """Lines saying which layout was detected, what the copy left out and which packages the
-    submission imports that are not installed here: escaped and cut (``printable``), a package
-    named only if the submission's own source imports it (``missing_packages``)."""
+    submission imports that are not installed here (the report's ``layout``): escaped and cut
+    (``printable``), a package named only if the submission's own source imports it
+    (``missing_packages``)."""
     from harness import ROOT
     from harness.submission import detect_layout, listed, missing_packages
 
     notes = []
-    if req.unwrapped:
-        notes.append(f"unwrapped: everything in the submission is inside one folder, {req.unwrapped}/, graded from there")
     if req.submission is not None:
         layout = detect_layout(req.submission)
         notes.append(f"layout: {layout.describe()}" if layout else "layout: none (no adapters.py, nor tests/adapters.py)")

@@ -10,8 +10,11 @@ graded before it.
 from __future__ import annotations
 
 import json
+from dataclasses import asdict
 from pathlib import Path
 from typing import IO
+
+from .report import Case, ReportError, RunReport, case_from_data
 
 
 def journal_path(report: Path) -> Path:
@@ -27,11 +30,11 @@ class Journal:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         self._file: IO[str] | None = open(self.path, "a", encoding="utf-8")
 
-    def add(self, entry: dict) -> None:
-        """Append ``entry`` (a test's report dict) and flush it to the file."""
+    def add(self, case: Case) -> None:
+        """Append ``case`` (a finished test) and flush it to the file."""
         if self._file is None:
             return
-        self._file.write(json.dumps(entry, ensure_ascii=True) + "\n")
+        self._file.write(json.dumps(asdict(case), ensure_ascii=True) + "\n")
         self._file.flush()
 
     def note(self, **facts) -> None:
@@ -48,15 +51,15 @@ class Journal:
             self._file = None
 
 
-def replay(report: dict, path: Path) -> int:
-    """Update ``report["tests"]`` in place with the journal at ``path`` (entries matched by
-    node id; a torn last line is ignored) and its facts (the highest ``peak_rss_mb``, the
-    last ``isolation``); returns how many test entries were applied."""
+def replay(report: RunReport, path: Path) -> int:
+    """Update ``report.tests`` in place with the journal at ``path`` (cases matched by node
+    id; a torn last line, or one that is not a case, is ignored) and its facts (the highest
+    ``peak_rss_mb``, the last ``isolation``); returns how many cases were applied."""
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
     except OSError:
         return 0
-    index = {t.get("nodeid"): i for i, t in enumerate(report.get("tests", []))}
+    index = {t.nodeid: i for i, t in enumerate(report.tests)}
     applied = 0
     for line in lines:
         try:
@@ -66,16 +69,20 @@ def replay(report: dict, path: Path) -> int:
         if type(entry) is dict and type(entry.get("facts")) is dict:
             _replay_facts(report, entry["facts"])
             continue
-        i = index.get(entry.get("nodeid")) if type(entry) is dict else None
+        try:
+            case = case_from_data(path, entry)
+        except ReportError:
+            continue
+        i = index.get(case.nodeid)
         if i is not None:
-            report["tests"][i] = entry
+            report.tests[i] = case
             applied += 1
     return applied
 
 
-def _replay_facts(report: dict, facts: dict) -> None:
+def _replay_facts(report: RunReport, facts: dict) -> None:
     peak = facts.get("peak_rss_mb")
-    if type(peak) in (int, float) and peak > (report.get("peak_rss_mb") or 0):
-        report["peak_rss_mb"] = peak
+    if type(peak) in (int, float) and peak > (report.peak_rss_mb or 0):
+        report.peak_rss_mb = peak
     if type(facts.get("isolation")) is str:
-        report["isolation"] = facts["isolation"]
+        report.isolation = facts["isolation"]

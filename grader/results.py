@@ -23,9 +23,10 @@ from pathlib import Path
 from harness import ROOT
 from harness.printable import escape_char
 from .config import Config
-from .feedback import bounded, first_divergence, known_bug_lines, md_block, md_code, md_text, rule_name, split_nodeid
+from .feedback import bounded, first_divergence, md_block, md_code, md_text, rule_name, split_nodeid
 from .feedback import HIDDEN_NOTE, HIDDEN_NOTES, utf8_tree  # noqa: F401  (re-exported)
 from .points import cents_text, largest_remainder, part_numbers, proportional_cents, to_cents
+from .report import Case, EntrySummary, GradeReport, GroupSummary, RunReport, ScoredCase, known_bug_line
 
 NOT_RUN = "not run: grading stopped before this test (see the log)"
 MAX_OTHER_CASES = 8  # failing cases listed by id after the first one
@@ -40,7 +41,7 @@ class Entry:
     rule: str
     group: str
     visibility: str
-    cases: list[dict]
+    cases: list[Case]
     name: str = ""
     number: str = ""
     max_cents: int = 0
@@ -50,7 +51,7 @@ class Entry:
 
     @property
     def passed_cases(self) -> int:
-        return sum(c["outcome"] == "passed" for c in self.cases)
+        return sum(c.outcome == "passed" for c in self.cases)
 
     @property
     def status(self) -> str:
@@ -70,10 +71,10 @@ class Entry:
 
     @property
     def duration(self) -> float:
-        return sum(c.get("duration", 0.0) for c in self.cases)
+        return sum(c.duration for c in self.cases)
 
-    def failing(self) -> list[dict]:
-        return [c for c in self.cases if c["outcome"] != "passed"]
+    def failing(self) -> list[Case]:
+        return [c for c in self.cases if c.outcome != "passed"]
 
 
 @dataclass
@@ -118,24 +119,24 @@ def case_id(nodeid: str) -> str:
     return split_nodeid(nodeid)[2]
 
 
-def case_output(case: dict) -> str:
+def case_output(case: Case) -> str:
     """A case's failure text as the grader reports it (``not run`` explained: the reason the
     grading gave, else :data:`NOT_RUN`)."""
-    if case["outcome"] == "not run":
-        return case.get("output") or NOT_RUN
-    return case.get("output", "") or case["outcome"]
+    if case.outcome == "not run":
+        return case.output or NOT_RUN
+    return case.output or case.outcome
 
 
-def _fold(cases: list[dict]) -> list[Entry]:
+def _fold(cases: list[Case]) -> list[Entry]:
     """Cases in report order -> entries in order of first appearance, one per (test
     function, visibility)."""
     entries: dict[tuple[str, str], Entry] = {}
     for case in cases:
-        path, function, _ = split_nodeid(case["nodeid"])
+        path, function, _ = split_nodeid(case.nodeid)
         key = f"{path}::{function}"
-        slot = (key, case["visibility"])
+        slot = (key, case.visibility)
         if slot not in entries:
-            entries[slot] = Entry(key, rule_name(case["nodeid"], ROOT), case["group"], case["visibility"], [])
+            entries[slot] = Entry(key, rule_name(case.nodeid, ROOT), case.group, case.visibility, [])
         entries[slot].cases.append(case)
     return list(entries.values())
 
@@ -152,9 +153,9 @@ def _name_entries(entries: list[Entry], titles: dict[str, str]) -> None:
             e.name += f" [{Path(split_nodeid(e.key)[0]).name}]"
 
 
-def score_report(config: Config, report: dict) -> list[GroupResult]:
+def score_report(config: Config, report: RunReport) -> list[GroupResult]:
     """Entries grouped in grading.yaml's order, with exact points (see the module doc)."""
-    tests = report.get("tests", [])
+    tests = report.tests
     total = config.total if config.total is not None else sum(g.points for g in config.groups)
     group_cents = largest_remainder(to_cents(total), [Fraction(g.points) for g in config.groups])
     groups = [GroupResult(g.name, g.title, g.points, cents) for g, cents in zip(config.groups, group_cents)]
@@ -163,18 +164,18 @@ def score_report(config: Config, report: dict) -> list[GroupResult]:
     numbers = part_numbers([g.title for g in groups])
     counted: dict[int, int] = {}
     for g, part in zip(groups, numbers):
-        g.tests = _fold([t for t in tests if t["group"] == g.name])
-        weights = [sum((Fraction(c["weight"]) for c in e.cases), Fraction(0)) for e in g.tests]
+        g.tests = _fold([t for t in tests if t.group == g.name])
+        weights = [sum((Fraction(c.weight) for c in e.cases), Fraction(0)) for e in g.tests]
         for e, w, cents in zip(g.tests, weights, largest_remainder(g.cents, weights)):
             counted[part] = counted.get(part, 0) + 1
             e.number = f"{part}.{counted[part]}"
             e.max_cents = cents
-            passed_w = sum((Fraction(c["weight"]) for c in e.cases if c["outcome"] == "passed"), Fraction(0))
+            passed_w = sum((Fraction(c.weight) for c in e.cases if c.outcome == "passed"), Fraction(0))
             e.score_cents = proportional_cents(cents, passed_w, w)
             e.text, e.markdown = feedback(e, config.hidden_output)
         all_entries += g.tests
     _name_entries(all_entries, titles)
-    if report.get("partial"):  # grade --tests: groups outside the chosen tests are not graded
+    if report.partial:  # grade --tests: groups outside the chosen tests are not graded
         return [g for g in groups if g.tests]
     return groups
 
@@ -183,7 +184,7 @@ def score_report(config: Config, report: dict) -> list[GroupResult]:
 
 
 def _speed_lines(entry: Entry) -> list[str]:
-    lines = [str(c.get("properties", {}).get("speed")) for c in entry.cases if c.get("properties", {}).get("speed")]
+    lines = [str(c.properties.get("speed")) for c in entry.cases if c.properties.get("speed")]
     return lines[:MAX_SPEED_LINES] + ([f"... and {len(lines) - MAX_SPEED_LINES} more"] if len(lines) > MAX_SPEED_LINES else [])
 
 
@@ -199,18 +200,18 @@ def feedback(entry: Entry, policy: str) -> tuple[str, str]:
     header = ""
     if n > 1:
         header = f"{ok} of {n} cases passed"
-        if first is not None and show_ids and case_id(first["nodeid"]):
-            header += f"; first failing case: {case_id(first['nodeid'])}"
+        if first is not None and show_ids and case_id(first.nodeid):
+            header += f"; first failing case: {case_id(first.nodeid)}"
     difference, bugs = "", []
     if first is not None:
         out = case_output(first)
-        difference = (first_divergence(out) or out.strip().splitlines()[0]) if out.strip() else first["outcome"]
-        bugs = known_bug_lines(out)
+        difference = (first_divergence(out) or out.strip().splitlines()[0]) if out.strip() else first.outcome
+        bugs = [known_bug_line(first.known_bug)] if first.known_bug else []
         if restricted:
             difference = difference.splitlines()[0] if policy == "first_line" and difference else ""
             bugs = bugs if policy == "first_line" else []
     difference = bounded(difference)
-    others = [case_id(c["nodeid"]) for c in failing[1:]] if show_ids else []
+    others = [case_id(c.nodeid) for c in failing[1:]] if show_ids else []
     others_text = ", ".join(others[:MAX_OTHER_CASES]) + (f" and {len(others) - MAX_OTHER_CASES} more" if len(others) > MAX_OTHER_CASES else "")
     speed = _speed_lines(entry)
     note = HIDDEN_NOTES.get(policy, HIDDEN_NOTE) if restricted and first is not None else ""
@@ -224,8 +225,8 @@ def feedback(entry: Entry, policy: str) -> tuple[str, str]:
     md: list[str] = []
     if header:
         head = f"{ok} of {n} cases passed"
-        if first is not None and show_ids and case_id(first["nodeid"]):
-            head = f"**{head}**; first failing case: {md_code(case_id(first['nodeid']))}"
+        if first is not None and show_ids and case_id(first.nodeid):
+            head = f"**{head}**; first failing case: {md_code(case_id(first.nodeid))}"
         else:
             head = f"**{head}**"
         md.append(head)
@@ -275,7 +276,7 @@ def top_failures(groups: list[GroupResult], count: int = 3, max_lines: int = 3, 
         failing = e.failing()
         lines.append(f"{i}. {e.name}: -{cents_text(e.lost_cents)} of {cents_text(e.max_cents)} points, "
                      f"{len(failing)} of {len(e.cases)} case{'s' if len(e.cases) != 1 else ''} failed")
-        lines.append(f"   {failing[0]['nodeid']}")
+        lines.append(f"   {failing[0].nodeid}")
         out = case_output(failing[0])
         diff = first_divergence(out, max_lines) or out.strip()
         for ln in diff.splitlines()[:max_lines]:
@@ -356,35 +357,26 @@ def _xml_text(text: str) -> str:
     return _NOT_XML.sub(lambda m: escape_char(m.group()), text)
 
 
-def plain_report(groups: list[GroupResult], report: dict, **meta) -> dict:
+def plain_report(groups: list[GroupResult], **meta) -> GradeReport:
     """The grade command's own report (``--report``), for instructor tools (``compare``,
     ``batch``): every CASE's node id, group, outcome, duration, share of its entry's points
     and FULL output (not hidden by visibility), and the entries as in results.json."""
     tests, entries = [], []
     for g in groups:
         for e in g.tests:
-            weight = sum((Fraction(c["weight"]) for c in e.cases), Fraction(0))
+            weight = sum((Fraction(c.weight) for c in e.cases), Fraction(0))
             for c in e.cases:
-                share = float(Fraction(e.max_cents, 100) * Fraction(c["weight"]) / weight) if weight else 0.0
-                tests.append({
-                    "nodeid": c["nodeid"],
-                    "group": g.name,
-                    "entry": e.number,
-                    "outcome": c["outcome"],
-                    "duration": round(c.get("duration", 0.0), 4),
-                    "score": round(share if c["outcome"] == "passed" else 0.0, 6),
-                    "max_score": round(share, 6),
-                    "output": case_output(c) if c["outcome"] != "passed" else c.get("output", ""),
-                    "properties": c.get("properties", {}),
-                })
-            entries.append({"number": e.number, "name": e.name, "test": e.key, "group": g.name, "score": e.score,
-                            "max_score": e.max_score, "status": e.status, "cases_passed": e.passed_cases,
-                            "cases": len(e.cases), "visibility": e.visibility})
-    return {
-        "score": sum(g.score_cents for g in groups) / 100,
-        "groups": {g.name: {"title": g.title, "score": g.score, "points": g.cents / 100, "passed": g.passed, "total": g.total,
-                            "cases_passed": g.cases_passed, "cases": g.cases_total} for g in groups},
+                share = float(Fraction(e.max_cents, 100) * Fraction(c.weight) / weight) if weight else 0.0
+                tests.append(ScoredCase(
+                    c.nodeid, g.name, e.number, c.outcome, round(c.duration, 4), round(share if c.outcome == "passed" else 0.0, 6),
+                    round(share, 6), case_output(c) if c.outcome != "passed" else c.output, c.properties, c.known_bug, c.limits, c.load_error,
+                ))
+            entries.append(EntrySummary(e.number, e.name, e.key, g.name, e.score, e.max_score, e.status, e.passed_cases,
+                                        len(e.cases), e.visibility))
+    return GradeReport(
+        score=sum(g.score_cents for g in groups) / 100,
+        groups={g.name: GroupSummary(g.title, g.score, g.cents / 100, g.passed, g.total, g.cases_passed, g.cases_total) for g in groups},
         **{k: (round(v, 3) if isinstance(v, float) else v) for k, v in meta.items()},
-        "entries": entries,
-        "tests": tests,
-    }
+        entries=entries,
+        tests=tests,
+    )

@@ -7,7 +7,8 @@ and its records: it replays the last few recorded calls
 on the reference and on each catalogued mutant of the test's part (built once per session,
 each under its own package name, loaded in this process). If every call where the
 submission disagrees with the reference gives the submission's exact outcome on a mutant,
-the failure gets one more line: ``this matches a known bug: <description>``.
+its description is the answer, and the failure gets one more line:
+``this matches a known bug: <description>`` (the grading plugin writes it).
 
 Cheap by construction: at most ``MAX_CALLS`` calls, inputs above ``MAX_INPUT`` skipped, and
 a time budget per failure and per session. Any problem turns the feature off silently.
@@ -36,7 +37,6 @@ TEST_BUDGET = 20.0  # seconds of replay per failing test
 SESSION_BUDGET = 120.0  # seconds of replay per pytest session
 GROUP_MISSES = 3  # failures of a part with no matching mutant before that part is skipped
 MAX_HANDLES = 8  # tokenizers made for replays kept (each keeps its recipe alive)
-PREFIX = "this matches a known bug: "
 
 
 def enabled() -> bool:
@@ -146,7 +146,7 @@ _replayer: Replayer | None = None
 
 
 def diagnose(group: str | None, records: list | None) -> str | None:
-    """The diagnosis line for a failed test of grading group ``group``, or ``None``."""
+    """The description of the known bug a failed test of grading group ``group`` matches, or ``None``."""
     global _replayer
     if not records or not enabled():
         return None
@@ -156,4 +156,4 @@ def diagnose(group: str | None, records: list | None) -> str | None:
         mutant = _replayer.diagnose(group, records)
     except Exception:  # never let the diagnosis break a report
         return None
-    return PREFIX + mutant.description if mutant else None
+    return mutant.description if mutant else None

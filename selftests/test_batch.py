@@ -20,7 +20,10 @@ from pathlib import Path
 import pytest
 
 from harness.childenv import child_env
+from grader.attention import from_report
+from grader.grading_plugin import LIMIT_MARKERS, note_failure
 from grader.intake import Rejected, safe_extract
+from grader.report import LIMITS, Case, GradeReport, ScoredCase
 
 from .support import build_layout
 
@@ -385,18 +388,32 @@ def test_a_partial_grade_is_summarised_out_of_the_points_graded(tmp_path, graded
     assert ("partial grade (--tests)" in text) == (len(graded) < len(config.groups))
 
 
-def test_limits_errors_and_known_bugs_are_read_from_failing_cases_only():
-    from grader.attention import LIMITS, from_report
+@pytest.mark.parametrize("limit, text", LIMIT_MARKERS, ids=[name for name, _ in LIMIT_MARKERS])
+def test_a_failing_case_notes_the_limit_its_failure_names(limit, text):
+    failed = Case("t::f", "g", 1.0, "visible", "failed", f"E   something\nE   {text} here")
+    passed = Case("t::f", "g", 1.0, "visible", "passed", f"{text} printed by a passing test")
+    note_failure(failed), note_failure(passed)
+    assert (failed.limits, passed.limits) == ([limit], [])
 
-    tests = [{"outcome": "failed", "output": f"E   something\nE   {text} here"} for _, text in LIMITS]
-    tests += [{"outcome": "passed", "output": "Timeout (> printed by a passing test"},
-              {"outcome": "failed", "output": "E   this matches a known bug: merge skips a pair.\n"},
-              {"outcome": "failed", "output": "E   this matches a known bug: merge skips a pair.\n"},
-              {"outcome": "error", "output": "fixture broke"},
-              {"outcome": "failed", "output": "adapters.py could not be imported: SyntaxError in x.py, line 3"}]
-    found = from_report({"tests": tests}, None)
-    assert found.limits == {name: 1 for name, _ in LIMITS}
+
+def test_a_failing_case_notes_the_line_saying_the_submission_did_not_load():
+    line = "adapters.py could not be imported: SyntaxError in x.py, line 3"
+    failed = Case("t::f", "g", 1.0, "visible", "failed", f"E   {line}\nE   more")
+    note_failure(failed)
+    assert failed.load_error == line
+
+
+def test_limits_errors_and_known_bugs_are_counted_from_failing_cases_only():
+    def case(outcome, **facts):
+        return ScoredCase("t::f", "g", "1.1", outcome, **facts)
+
+    tests = [case("failed", limits=[name]) for name in LIMITS]
+    tests += [case("passed", limits=["test time limit"], known_bug="passing", load_error="passing"),
+              case("failed", known_bug="merge skips a pair."), case("failed", known_bug="merge skips a pair."),
+              case("error"), case("failed", load_error="adapters.py could not be imported: SyntaxError in x.py, line 3")]
+    found = from_report(GradeReport(tests=tests), None)
+    assert found.limits == {name: 1 for name in LIMITS}
     assert found.known_bugs == ["merge skips a pair."]
     assert found.errors == ["adapters.py could not be imported: SyntaxError in x.py, line 3",
                             "1 case ended in an error (neither passed nor failed)"]
-    assert not from_report({"tests": [{"outcome": "passed", "output": "Timeout (>"}]})
+    assert not from_report(GradeReport(tests=[case("passed", limits=["test time limit"])]))

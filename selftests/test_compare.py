@@ -18,6 +18,7 @@ from grader import compare as C
 from grader.compare_html import class_page, page
 from grader.config import load_config
 from grader.feedback import first_divergence
+from grader.report import grade_report_from_data
 from mutants import by_name
 from mutants.build import build as build_mutant
 
@@ -35,6 +36,7 @@ E   KeyError: '<'
 ---------------------------------- known bug -----------------------------------
 this matches a known bug: specials <joined> & not escaped.
 """
+BUG = "specials <joined> & not escaped."  # the known bug of TRACEBACK's case, a field of its report
 GROUPED = """+ Exception Group Traceback (most recent call last):
   | ExceptionGroup: Hypothesis found 2 distinct failures. (2 sub-exceptions)
   +-+---------------- 1 ----------------
@@ -55,20 +57,21 @@ def report(groups: dict[str, list[tuple[str, str, str]]], titles: bool = True) -
         for n, outcome, output in cases:
             number = f"{gi}.{functions.index(n.split('[')[0]) + 1}"
             tests.append({"nodeid": n, "group": group, "entry": number, "outcome": outcome, "duration": 0.2,
-                          "score": 1.0 if outcome == "passed" else 0.0, "max_score": 1.0, "output": output})
+                          "score": 1.0 if outcome == "passed" else 0.0, "max_score": 1.0, "output": output,
+                          "known_bug": BUG if output == TRACEBACK else None})
         for k, f in enumerate(functions, 1):
             entries.append({"number": f"{gi}.{k}", "name": f"Title {group} — rule of {f.split('::')[-1]}", "group": group})
         score = sum(o == "passed" for _, o, _ in cases)
         summary[group] = {"score": float(score), "points": float(len(cases)), **({"title": f"Title {group}"} if titles else {})}
     return {"score": sum(g["score"] for g in summary.values()), "groups": summary, "entries": entries, "tests": tests,
-            "notes": ["layout: stubs layout (adapters.py, package student/)"]}
+            "layout": ["layout: stubs layout (adapters.py, package student/)"]}
 
 
 def passing(r: dict) -> dict:
     """The same report with every case passed (the reference)."""
     out = json.loads(json.dumps(r))
     for t in out["tests"]:
-        t.update(outcome="passed", score=t["max_score"], output="", duration=0.1)
+        t.update(outcome="passed", score=t["max_score"], output="", duration=0.1, known_bug=None)
     for g in out["groups"].values():
         g["score"] = g["points"]
     out["score"] = sum(g["points"] for g in out["groups"].values())
@@ -91,6 +94,11 @@ def many_failures(functions: int, per_group: int = 4) -> dict:
     return report(groups)
 
 
+def build(sub: dict, ref: dict, name: str, titles: dict[str, str] | None = None) -> C.Comparison:
+    """:func:`grader.compare.build` of two reports given as their JSON data."""
+    return C.build(grade_report_from_data(sub), grade_report_from_data(ref), name, titles)
+
+
 def test_first_difference_keeps_the_indentation_of_a_quoted_traceback():
     kept = first_divergence(TRACEBACK, keep_indent=True).splitlines()
     e_lines = [ln[1:] for ln in TRACEBACK.splitlines() if ln.startswith("E ")]
@@ -107,7 +115,7 @@ def test_first_difference_of_an_exception_group_is_its_first_assertion_message()
 
 
 def test_terminal_leads_with_summary_and_diagnosis_then_only_the_failing_tests():
-    c = C.build(one_bug(), passing(one_bug()), "bob")
+    c = build(one_bug(), passing(one_bug()), "bob")
     lines = C.terminal(c).splitlines()
     assert lines[0].startswith("bob: 41 / 43 points (reference 43); fails 2 of 43 cases, in 2 of 3 tests")
     summary = lines.index(next(ln for ln in lines if ln.startswith("group ")))
@@ -125,7 +133,7 @@ def test_terminal_leads_with_summary_and_diagnosis_then_only_the_failing_tests()
 @pytest.mark.parametrize("functions", [0, 1, 7, 40, 400])
 def test_terminal_output_stays_under_80_lines_and_counts_what_it_leaves_out(functions):
     sub = many_failures(functions)
-    c = C.build(sub, passing(sub), "many")
+    c = build(sub, passing(sub), "many")
     lines = C.terminal(c).splitlines()
     assert len(lines) < C.TERMINAL_LIMIT - 1  # the html: line may follow
     shown = sum(ln.startswith("  ✗ ") for ln in lines)
@@ -136,14 +144,14 @@ def test_terminal_output_stays_under_80_lines_and_counts_what_it_leaves_out(func
 
 
 def test_a_submission_that_could_not_be_graded_shows_why_and_no_case():
-    c = C.build({"error": "the zip holds more than 50 MB", "tests": []}, passing(one_bug()), "x9")
+    c = build({"error": "the zip holds more than 50 MB", "tests": []}, passing(one_bug()), "x9")
     text = C.terminal(c)
     assert "submission: grading failed: the zip holds more than 50 MB" in text.splitlines()[1]
     assert "failing tests" not in text and "test_ok" not in text
 
 
 def test_all_lists_every_case_passes_included():
-    c = C.build(one_bug(), passing(one_bug()), "bob")
+    c = build(one_bug(), passing(one_bug()), "bob")
     text = C.terminal(c, every_case=True)
     assert all(t["nodeid"].removeprefix("tests/") in text for t in one_bug()["tests"])
     assert text.index("diagnosis:") < text.index("public/test_a.py::test_ok[0]")
@@ -152,7 +160,7 @@ def test_all_lists_every_case_passes_included():
 def test_group_titles_come_from_the_policy_when_the_report_lacks_them():
     sub = report({"warmup": [("tests/public/test_warmup.py::test_x", "failed", TRACEBACK)]}, titles=False)
     titles = {g.name: g.title for g in load_config(ROOT / "grading.yaml").groups}
-    c = C.build(sub, passing(sub), "bob", titles)
+    c = build(sub, passing(sub), "bob", titles)
     assert c.groups[0].title == titles["warmup"]
 
 
@@ -178,7 +186,7 @@ def parsed(html_text: str) -> Elements:
 
 
 def test_html_has_the_terminals_order_and_links_each_failing_row_to_its_difference():
-    c = C.build(one_bug(), passing(one_bug()), "bob")
+    c = build(one_bug(), passing(one_bug()), "bob")
     p = parsed(page(c))
     ids = {a.get("id"): i for _, a, i in p.tags if a.get("id")}
     assert ids["summary"] < ids["diagnosis"] < ids["cases"]
@@ -198,14 +206,14 @@ def test_html_has_the_terminals_order_and_links_each_failing_row_to_its_differen
 
 
 def test_html_tracebacks_are_preformatted_with_their_indentation():
-    c = C.build(one_bug(), passing(one_bug()), "bob")
+    c = build(one_bug(), passing(one_bug()), "bob")
     text = page(c)
     assert "                 ~~~~~~~~~~~~~~~~^^^^^^^^^^^" in text
     assert re.search(r"pre\{[^}]*white-space:pre[;}]", text), "no wrapping inside a traceback"
 
 
 def test_html_filters_need_no_script_one_per_group():
-    c = C.build(one_bug(), passing(one_bug()), "bob")
+    c = build(one_bug(), passing(one_bug()), "bob")
     p = parsed(page(c))
     radios = [a["id"] for t, a, _ in p.tags if t == "input" and a.get("type") == "radio"]
     assert radios == ["show-failed", "show-all", "grp-all", "grp-0", "grp-1"]
@@ -216,7 +224,7 @@ def test_html_filters_need_no_script_one_per_group():
 
 def test_html_is_self_contained_and_escaped():
     sub = report({"g": [("t::<script>alert(1)</script>", "failed", TRACEBACK)]})
-    text = page(C.build(sub, passing(sub), "bob & <eve>"))
+    text = page(build(sub, passing(sub), "bob & <eve>"))
     assert text.startswith("<!DOCTYPE html>") and "<style>" in text
     assert "<script" not in text and "&lt;script&gt;" in text and "bob &amp; &lt;eve&gt;" in text
     assert not re.search(r"""src\s*=|@import|url\(|href="(?!#)""", text), "no external assets"
@@ -229,7 +237,7 @@ def test_class_page_has_a_row_per_student_a_column_per_group_and_links_to_their_
     students = {"alice": passing(one_bug()), "bob": one_bug(), "José_Ruiz": one_bug()}
     for name, r in students.items():
         (batch / "reports" / f"{name}.json").write_text(json.dumps(r), encoding="utf-8")
-    monkeypatch.setattr(C, "reference_report", lambda *a: passing(one_bug()))
+    monkeypatch.setattr(C, "reference_report", lambda *a: grade_report_from_data(passing(one_bug())))
     assert C.main(None, None, None, None, 60.0, batch=batch) == 0
     index = batch / "compare" / "index.html"
     p = parsed(index.read_text(encoding="utf-8"))

@@ -17,7 +17,7 @@ import pytest
 from harness.childenv import child_env
 from mutants.build import build
 from mutants.catalogue import by_name
-from mutants.diagnose import PREFIX
+from grader.report import KNOWN_BUG_PREFIX as PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(900)  # the subprocess runs happen in a fixture

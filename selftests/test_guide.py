@@ -12,6 +12,7 @@ import pytest
 from grader.config import load_config
 from grader.exports import student_parts
 from grader.guide import look_here, modules_of
+from grader.report import Case, RunReport
 from grader.results import score_report
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -22,10 +23,9 @@ FILES = {"warmup": "test_warmup", "primitives": "test_primitives", "pretokenize"
          "train": "test_train_bpe", "tokenizer": "test_tokenizer"}
 
 
-def case(module: str, name: str, outcome: str, output: str = "", weight: float = 1.0) -> dict:
+def case(module: str, name: str, outcome: str, output: str = "", weight: float = 1.0) -> Case:
     group = CONFIG.group_of(f"tests/public/{FILES[module]}.py::{name}", set())
-    return {"nodeid": f"tests/public/{FILES[module]}.py::{name}", "group": group.name, "weight": weight,
-            "visibility": "visible", "outcome": outcome, "output": output, "duration": 0.1, "properties": {}}
+    return Case(f"tests/public/{FILES[module]}.py::{name}", group.name, weight, "visible", outcome, output, 0.1)
 
 
 def unwritten(function: str) -> str:
@@ -41,7 +41,7 @@ def test_the_pointer_names_the_earliest_part_with_unwritten_functions(done):
     modules = [m for m in FILES if m in PARTS]
     tests = [case(m, f"test_{m}", "passed" if m in done else "failed", "" if m in done else unwritten(function_of(m)))
              for m in modules]
-    text = look_here(score_report(CONFIG, {"tests": tests}))
+    text = look_here(score_report(CONFIG, RunReport(tests)))
     first = min(PARTS[m] for m in modules if m not in done)
     title = next(g.title for g in CONFIG.groups if re.match(rf"Part {first}\b", g.title))
     lead = "next to write" if done else "where to start: nothing is implemented yet; begin with"
@@ -55,7 +55,7 @@ def test_failures_worth_a_look_leave_out_unwritten_functions_most_points_lost_fi
              case("warmup", "test_c", "passed"),
              case("tokenizer", "test_d", "failed", unwritten("Tokenizer.encode"), weight=50),
              case("train", "test_e", "skipped", "Skipped: not graded until a valid training works", weight=40)]
-    text = look_here(score_report(CONFIG, {"tests": tests}))
+    text = look_here(score_report(CONFIG, RunReport(tests)))
     pointer, worst = text.split("\n\n")
     assert pointer.startswith("next to write ") and "Tokenizer.encode" in pointer
     lost = [float(x) for x in re.findall(r"^\d+\. .*: -([\d.]+) of [\d.]+ points", worst, re.M)]
@@ -66,9 +66,8 @@ def test_failures_worth_a_look_leave_out_unwritten_functions_most_points_lost_fi
 CS336 = load_config(ROOT / "grading-cs336.yaml")
 
 
-def cs336_case(nodeid: str, outcome: str, output: str = "") -> dict:
-    return {"nodeid": nodeid, "group": CS336.group_of(nodeid, set()).name, "weight": 1.0, "visibility": "visible",
-            "outcome": outcome, "output": output, "duration": 0.1, "properties": {}}
+def cs336_case(nodeid: str, outcome: str, output: str = "") -> Case:
+    return Case(nodeid, CS336.group_of(nodeid, set()).name, 1.0, "visible", outcome, output, 0.1)
 
 
 # a test of CS336's contract, and one of this assignment's own adapters CS336 does not have
@@ -79,13 +78,13 @@ OWN_ADAPTER = "tests/public/test_warmup.py::test_character_round_trip[ascii]"
 
 def test_a_function_only_a_no_points_group_needs_is_nothing_to_write_next():
     tests = [cs336_case(CS336_TRAIN, "passed"), cs336_case(OWN_ADAPTER, "failed", unwritten("adapters.get_character_tokenizer"))]
-    report = score_report(CS336, {"tests": tests})
-    assert [e.max_cents for g in report for e in g.tests if e.cases[0]["nodeid"] == OWN_ADAPTER] == [0]
+    report = score_report(CS336, RunReport(tests))
+    assert [e.max_cents for g in report for e in g.tests if e.cases[0].nodeid == OWN_ADAPTER] == [0]
     text = look_here(report)
     assert "get_character_tokenizer" not in text and "Part" not in text, text
 
 
 def test_an_unwritten_function_outside_student_is_named_without_a_part():
     tests = [cs336_case(CS336_TRAIN, "passed"), cs336_case(CS336_TOKENIZER, "failed", unwritten("adapters.get_tokenizer"))]
-    pointer = look_here(score_report(CS336, {"tests": tests})).splitlines()[0]
+    pointer = look_here(score_report(CS336, RunReport(tests))).splitlines()[0]
     assert pointer == "next to write: adapters.get_tokenizer (not implemented yet)", pointer

@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from grader.config import load_config
 from grader.feedback import md_block, md_code, md_text
 from grader.points import largest_remainder, proportional_cents
+from grader.report import Case, RunReport
 from grader.results import HIDDEN_NOTE, HIDDEN_NOTES, gradescope_json, part_numbers, score_report, top_failures
 
 from .gradescope_schema import problems
@@ -38,9 +39,9 @@ groups:
 """
 
 
-def case(nodeid: str, outcome: str = "passed", group: str = "a", visibility: str = "visible", weight: float = 1.0, output: str = "") -> dict:
-    return {"nodeid": nodeid, "group": group, "weight": weight, "visibility": visibility, "outcome": outcome,
-            "output": output, "duration": 0.01, "properties": {}}
+def case(nodeid: str, outcome: str = "passed", group: str = "a", visibility: str = "visible", weight: float = 1.0, output: str = "",
+         known_bug: str | None = None) -> Case:
+    return Case(nodeid, group, weight, visibility, outcome, output, 0.01, known_bug=known_bug)
 
 
 def config(tmp_path: Path, policy: str = "first_line"):
@@ -55,14 +56,14 @@ def cents(value: float) -> int:
     return int(d * 100)
 
 
-REPORT = {"tests": [
+REPORT = RunReport(tests=[
     *[case(f"tests/public/test_a.py::test_three_cases[{i}]", "failed" if i == 2 else "passed", output=f"E   AssertionError: case {i} differs") for i in range(3)],
     case("tests/public/test_a.py::test_plain"),
     case("tests/public/test_a.py::test_plain_too", "failed", output="not implemented: merge"),
     *[case(f"tests/public/test_b.py::test_rule[{i}]", group="b") for i in range(7)],
     *[case(f"tests/hidden/test_b_hidden.py::test_rule[{i}]", "failed", group="b", visibility="after_published",
            output="E   AssertionError: merge #3 differs\nE   secret detail") for i in range(2)],
-]}
+])
 
 
 def test_one_entry_per_test_function_and_visibility(tmp_path):
@@ -95,7 +96,7 @@ def test_partial_credit_is_the_share_of_cases_passed_rounded_down(tmp_path):
 
 
 def test_case_weights_set_the_points_of_each_entry(tmp_path):
-    report = {"tests": [case("tests/public/test_a.py::test_x", weight=3.0), case("tests/public/test_a.py::test_y")]}
+    report = RunReport([case("tests/public/test_a.py::test_x", weight=3.0), case("tests/public/test_a.py::test_y")])
     groups = score_report(config(tmp_path), report)
     assert [e.max_cents for e in groups[0].tests] == [250, 83]  # 333 split 3:1, the spare cent to the larger remainder
 
@@ -134,13 +135,13 @@ def test_entries_are_numbered_by_the_part_in_their_groups_title():
 
 
 def test_a_function_split_by_visibility_names_each_part(tmp_path):
-    report = {"tests": [case("tests/public/test_a.py::test_x[0]"), case("tests/public/test_a.py::test_x[1]", visibility="hidden")]}
+    report = RunReport([case("tests/public/test_a.py::test_x[0]"), case("tests/public/test_a.py::test_x[1]", visibility="hidden")])
     names = [e.name for e in score_report(config(tmp_path), report)[0].tests]
     assert names == ["Part A — x (visible cases)", "Part A — x (hidden cases)"]
 
 
 def test_partial_grade_keeps_only_the_groups_it_ran_with_their_full_points(tmp_path):
-    groups = score_report(config(tmp_path), {"partial": True, "tests": REPORT["tests"][:3]})
+    groups = score_report(config(tmp_path), RunReport(REPORT.tests[:3], partial=True))
     assert [g.name for g in groups] == ["a"] and groups[0].tests[0].max_cents == 333
 
 
@@ -157,7 +158,7 @@ def test_top_failures_lists_the_three_entries_that_lost_most_points(tmp_path):
     lost = sorted(((e.lost_cents, e.name) for g in groups for e in g.tests if e.lost_cents), reverse=True)
     assert [name for name, _ in items] == [name for _, name in lost[:3]]
     assert "secret detail" in text  # the instructor's terminal gets the full first difference
-    assert top_failures(score_report(config(tmp_path), {"tests": [case("tests/public/test_a.py::test_ok")]})) == ""
+    assert top_failures(score_report(config(tmp_path), RunReport([case("tests/public/test_a.py::test_ok")]))) == ""
 
 
 # ---- exact points ---------------------------------------------------------------------------
@@ -226,14 +227,16 @@ def test_inline_code_is_longer_than_any_backtick_run_inside():
 
 def test_shipped_grading_yaml_gives_two_decimal_entries(tmp_path):
     cfg = load_config(ROOT / "grading.yaml")
-    report = {"tests": [case(f"tests/public/test_x.py::test_{i}", group=g.name) for g in cfg.groups for i in range(7)]}
+    report = RunReport([case(f"tests/public/test_x.py::test_{i}", group=g.name) for g in cfg.groups for i in range(7)])
     data = gradescope_json(score_report(cfg, report), 0.0, "")
     assert sum(cents(t["max_score"]) for t in data["tests"]) == cents(cfg.total)
 
 
 def test_a_submissions_hostile_text_stays_inside_the_code_block_of_its_entry(tmp_path):
-    hostile = "E   AssertionError: ```\nE   # pwned <script>alert(1)</script>\nE   ````\nE   [x](javascript:alert(1))\nE   this matches a known bug: <b>x</b> *y*"
-    report = {"tests": [case("tests/public/test_a.py::test_h[0]", "failed", output=hostile), case("tests/public/test_a.py::test_h[1]", "failed", output=hostile)]}
+    hostile = "E   AssertionError: ```\nE   # pwned <script>alert(1)</script>\nE   ````\nE   [x](javascript:alert(1))"
+    bug = "<b>x</b> *y*"  # a known bug's description is shown outside the block: escaped
+    report = RunReport([case("tests/public/test_a.py::test_h[0]", "failed", output=hostile, known_bug=bug),
+                        case("tests/public/test_a.py::test_h[1]", "failed", output=hostile, known_bug=bug)])
     md = score_report(config(tmp_path), report)[0].tests[0].markdown
     fence = re.search(r"^(`{3,})text$", md, re.MULTILINE).group(1)
     before, block_and_after = md.split(fence + "text\n", 1)

@@ -17,9 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.grade import GradeRequest, run_tests, submission_notes
+from grader.grade import GradeRequest, RunStopped, run_tests, submission_notes
 from grader.journal import Journal, journal_path, replay
 from grader.results import write_json, write_junit
+from grader.report import Case, RunReport
 from harness.printable import printable
 from harness.submission import missing_packages
 from harness.recording import BUDGET, MAX_ITEMS, CallLog, Large, weight
@@ -70,7 +71,7 @@ def test_the_peak_memory_of_a_test_run_stopped_at_its_deadline_is_seen_from_outs
     peak = [0.0]
     with open(tmp_path / "log", "w") as log:
         code = run_tests([sys.executable, "-c", hog], dict(os.environ), log, GradeRequest(max_time=8, quiet=True), time.monotonic(), peak)
-    assert isinstance(code, str)  # stopped at its budget
+    assert isinstance(code, RunStopped) and code.at_budget
     assert peak[0] >= 300, peak
 
 
@@ -78,12 +79,20 @@ def test_the_journal_keeps_the_highest_peak_and_the_isolation_of_a_run_stopped_e
     report_path = tmp_path / "report.json"
     journal = Journal(report_path)
     for peak, isolation in ((120.0, None), (480.5, "own user id"), (300.0, "own user id")):
-        journal.add({"nodeid": "t::a", "outcome": "passed"})
+        journal.add(Case("t::a", "g", 1.0, "visible", "passed"))
         journal.note(peak_rss_mb=peak, **({"isolation": isolation} if isolation else {}))
     journal.close()
-    report = {"tests": [{"nodeid": "t::a", "outcome": "not run"}], "peak_rss_mb": 49.0}
+    report = RunReport([Case("t::a", "g", 1.0, "visible")], peak_rss_mb=49.0)
     replay(report, journal_path(report_path))
-    assert (report["peak_rss_mb"], report["isolation"], report["tests"][0]["outcome"]) == (480.5, "own user id", "passed")
+    assert (report.peak_rss_mb, report.isolation, report.tests[0].outcome) == (480.5, "own user id", "passed")
+
+
+def test_a_journal_line_that_is_not_a_case_is_not_replayed(tmp_path):
+    report_path = tmp_path / "report.json"
+    journal_path(report_path).write_text('{"nodeid": "t::a", "outcome": "passed"}\n{"nodeid": "t::a", "outcome": "passed", "group": "g", '
+                                         '"weight": "all", "visibility": "visible"}\n', encoding="utf-8")
+    report = RunReport([Case("t::a", "g", 1.0, "visible")])
+    assert replay(report, journal_path(report_path)) == 0 and report.tests[0].outcome == "not run"
 
 
 # ---- names the submission chose ----------------------------------------------------------
@@ -147,11 +156,12 @@ def test_any_file_names_give_one_line_notes_and_valid_results_files(tmp_path, na
 @given(st.text(max_size=60))
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_results_and_junit_files_are_written_whatever_the_text_holds(tmp_path, text):
+    from grader.report import Case
     from grader.results import Entry, GroupResult
 
     write_json(tmp_path / "r.json", {"output": text, text: [text]})
     json.loads((tmp_path / "r.json").read_bytes().decode("utf-8"))
-    entry = Entry("t::f", text, "g", "visible", [{"outcome": "failed", "nodeid": "t::f"}], name=text, text=text or "x")
+    entry = Entry("t::f", text, "g", "visible", [Case("t::f", "g", 1.0, "visible", "failed")], name=text, text=text or "x")
     write_junit(tmp_path / "j.xml", [GroupResult("g", "g", 1.0, 100, [entry])])
     import xml.etree.ElementTree as ET
 
