@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from . import values as V
 from .breaker import Breaker
 from .dispatch import Broken, Dispatcher, import_adapters
+from .in_progress import CallInProgress
 from .registry import ADAPTERS, METHODS
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -138,19 +139,25 @@ class Handle:
         """How the breaker names method ``name`` of this object."""
         return f"{self._made_by}(...).{name}"
 
+    def _told(self, name: str) -> str:
+        """How a student is told of a call of method ``name`` of this object."""
+        return f"{name}(...) of the tokenizer from adapters.{self._made_by}(...)"
+
     def _call(self, name: str, *args: Any) -> Any:
         __tracebackhide__ = True
         self._impl.starting(self._function(name))
         try:
-            value = self._impl.backend.method(self._handle, name, args)
+            with CallInProgress(self._told(name)):
+                value = self._impl.backend.method(self._handle, name, args)
         except BaseException as err:
             self._impl.ended(self._function(name), err)
             if isinstance(err, Exception):
                 _record(self._impl, ("method", self._recipe, name, args), err)
             raise
         self._impl.ended(self._function(name), None)
-        _record(self._impl, ("method", self._recipe, name, args), value)
-        V.wrong_result(f"{name}(...)", METHODS[self._kind][name], value)
+        with CallInProgress(self._told(name), running=False):
+            _record(self._impl, ("method", self._recipe, name, args), value)
+            V.wrong_result(f"{name}(...)", METHODS[self._kind][name], value)
         return value
 
     def encode(self, text: str) -> list[int]:
@@ -164,11 +171,14 @@ class Handle:
     def encode_iterable(self, iterable: Iterable[str]) -> Iterator[int]:
         __tracebackhide__ = True
         function = self._function("encode_iterable")
+        checking = CallInProgress(self._told("encode_iterable"), running=False)
         self._impl.starting(function)
         try:
-            for i, item in enumerate(self._impl.backend.stream(self._handle, "encode_iterable", iterable)):
-                V.INT.check(item, f"encode_iterable(...) item {i}")
-                yield item
+            with CallInProgress(checking.name):  # while the test holds an item, no call runs
+                for i, item in enumerate(self._impl.backend.stream(self._handle, "encode_iterable", iterable)):
+                    with checking:
+                        V.INT.check(item, f"encode_iterable(...) item {i}")
+                    yield item
         except GeneratorExit:  # the test stopped reading: the call ended normally
             self._impl.ended(function, None)
             raise
@@ -181,7 +191,8 @@ class Handle:
         function = self._function("encode_iterable")  # the probes stream through encode_iterable
         self._impl.starting(function)
         try:
-            value = self._impl.backend.probe(probe, self._handle, args)
+            with CallInProgress(self._told("encode_iterable")):
+                value = self._impl.backend.probe(probe, self._handle, args)
         except BaseException as err:
             self._impl.ended(function, err)
             raise
@@ -219,7 +230,8 @@ class Implementation:
         spec = ADAPTERS[adapter]
         self.starting(adapter)
         try:
-            value = self.backend.call(adapter, args, spec.handle is not None)
+            with CallInProgress(f"adapters.{adapter}(...)"):
+                value = self.backend.call(adapter, args, spec.handle is not None)
         except BaseException as err:
             self.ended(adapter, err)
             if spec.handle is None and isinstance(err, Exception):
@@ -232,8 +244,9 @@ class Implementation:
             if forget is not None:  # what the backend keeps for this object goes with it
                 weakref.finalize(made, forget, value)
             return made
-        _record(self, ("call", adapter, args), value)
-        V.wrong_result(f"adapters.{adapter}(...)", spec.shape, value)
+        with CallInProgress(f"adapters.{adapter}(...)", running=False):
+            _record(self, ("call", adapter, args), value)
+            V.wrong_result(f"adapters.{adapter}(...)", spec.shape, value)
         return value
 
     def __repr__(self) -> str:

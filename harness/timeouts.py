@@ -2,10 +2,11 @@
 
 pytest-timeout ends a test over its limit with ``Failed: Timeout (>3.0s) from pytest-timeout.``
 raised wherever the test happened to be: its traceback runs through the harness (and, when
-grading, ends in the sandbox's wait for the worker). :func:`timeout_message` turns it into
+grading, ends in the wait for the isolated worker). :func:`timeout_message` turns it into
 ``Timeout (>3.0s): the test took longer than its limit of 3.0 s while your code was running
-adapters.run_merge(...)``, read from the traceback's frames of :mod:`harness.impl`; run
-in-process, the submission's own frames follow, as ``file:line in function`` relative to it.
+adapters.run_merge(...)``: the call the failure interrupted, as :mod:`harness.impl` marked it
+(:mod:`harness.in_progress`); run in-process, the submission's own frames follow, as
+``file:line in function`` relative to it.
 """
 
 from __future__ import annotations
@@ -15,18 +16,16 @@ import re
 import signal
 import threading
 from pathlib import Path
-from types import CodeType
-from typing import NamedTuple
 
 import pytest
 
+from . import dispatch, in_progress
 from .breaker import TimeLost
-from .impl import ROOT, Handle, Implementation
 
 PYTEST_TIMEOUT = re.compile(r"Timeout \(>([0-9.]+)s\) from pytest-timeout")
 STACK_DUMP = re.compile(r"\++ Timeout \++\n.*?\++ Timeout \++\n?", re.S)  # pytest-timeout's dump of other threads
-HARNESS_PARTS = ("harness", "sandbox", "grader", "mutants")  # this project's packages, never the student's
-CHECKS = {ROOT / "harness" / "values.py", ROOT / "harness" / "recording.py"}  # after a call: its result checked, recorded
+OWN = str(Path(__file__).resolve().parent) + os.sep  # this package's files: never the submission's
+HANDOVER = os.path.realpath(dispatch.__file__)  # where a call enters the submission's code in this process
 MAX_FRAMES = 8  # the innermost frames of the submission shown
 
 
@@ -115,52 +114,18 @@ class SignalTimer:
         return True
 
 
-class Call(NamedTuple):
-    """A call into the submission seen in a traceback: how to name it, the index of its
-    :mod:`harness.impl` frame, and whether the submission was still running it (else the
-    harness was checking its result)."""
-
-    name: str
-    index: int
-    running: bool
-
-
-def _describe_call(code: CodeType, local: dict) -> str | None:
-    """The submission call a frame of :mod:`harness.impl` is making, else None."""
-    if code is Implementation.call.__code__:
-        return f"adapters.{local.get('adapter')}(...)"
-    if code in (Handle._call.__code__, Handle.encode_iterable.__code__, Handle.probe.__code__):
-        name = local.get("name", "encode_iterable")  # the probes stream a file through encode_iterable
-        made_by = getattr(local.get("self"), "_made_by", None)
-        return f"{name}(...) of the tokenizer from adapters.{made_by}(...)" if made_by else f"{name}(...)"
-    return None
-
-
-def call_in_progress(excinfo: pytest.ExceptionInfo) -> Call | None:
-    """The innermost call into the submission that the traceback of ``excinfo`` passes
-    through; None if it passes through none."""
-    entries = list(excinfo.traceback)
-    for index in range(len(entries) - 1, -1, -1):
-        described = _describe_call(entries[index].frame.code.raw, entries[index].frame.f_locals)
-        if described is not None:
-            inner = entries[index + 1] if index + 1 < len(entries) else None
-            checking = inner is None or inner.name == "_record" or Path(str(inner.path)) in CHECKS
-            return Call(described, index, not checking)
-    return None
-
-
-def student_frames(excinfo: pytest.ExceptionInfo, root: Path, start: int = 0) -> list[str]:
-    """The traceback's frames from index ``start`` on that are in files of the submission at
-    ``root`` (none of this project's packages), innermost last, as ``path:line in function``
-    relative to ``root``."""
-    root = root.resolve()
-    ours = tuple(str(ROOT / part) + os.sep for part in HARNESS_PARTS)
-    shown = []
-    for entry in list(excinfo.traceback)[start:]:
+def student_frames(excinfo: pytest.ExceptionInfo, root: Path) -> list[str]:
+    """The traceback's frames in files of the submission at ``root``, innermost last, as
+    ``path:line in function`` relative to ``root``: those after the harness handed a call to
+    the submission in this process (:mod:`harness.dispatch`; none when it ran in a worker),
+    none of this package's."""
+    root_dir = str(root.resolve()) + os.sep
+    shown, handed_over = [], False
+    for entry in excinfo.traceback:
         path = os.path.realpath(str(entry.path))
-        if not path.startswith(str(root) + os.sep) or path.startswith(ours):
-            continue
-        shown.append(f"{os.path.relpath(path, root)}:{entry.lineno + 1} in {entry.name}")
+        handed_over = handed_over or path == HANDOVER
+        if handed_over and path.startswith(root_dir) and not path.startswith(OWN):
+            shown.append(f"{os.path.relpath(path, root_dir)}:{entry.lineno + 1} in {entry.name}")
     return shown[-MAX_FRAMES:]
 
 
@@ -178,7 +143,7 @@ def timeout_message(excinfo: pytest.ExceptionInfo, root: Path) -> str | None:
     limit = timeout_limit(excinfo)
     if limit is None:
         return None
-    call = call_in_progress(excinfo)
+    call = in_progress.interrupted(excinfo.value)
     if call is None:
         where = "while the test itself was running"
     elif call.running:
@@ -186,7 +151,7 @@ def timeout_message(excinfo: pytest.ExceptionInfo, root: Path) -> str | None:
     else:
         where = f"while the harness was checking what your {call.name} returned"
     line = f"Timeout (>{limit}s): the test took longer than its limit of {limit} s {where}"
-    frames = student_frames(excinfo, root, call.index) if call is not None and call.running else []
+    frames = student_frames(excinfo, root) if call is not None and call.running else []
     if frames:
         line += "\nyour code was at (innermost last):\n" + "\n".join(f"  {f}" for f in frames)
     return line

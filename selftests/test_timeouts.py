@@ -34,6 +34,10 @@ class Tok:
     def encode(self, text):
         return deep()
 
+    def encode_iterable(self, chunks):
+        yield 1
+        yield deep()
+
 
 def get_tokenizer(vocab, merges, special_tokens=None):
     return Tok()
@@ -91,6 +95,50 @@ def test_a_timeout_names_the_call_in_progress_and_only_the_submissions_frames(su
     assert str(submission) not in message, message
 
 
+def test_frames_in_the_submissions_folder_before_the_call_entered_it_are_not_shown(submission):
+    # a student's own pytest run: the tests live in the submission's folder too
+    (submission / "caller_test.py").write_text("def call(impl):\n    return impl.run_merge([1, 2], (1, 2), 3)\n")
+    sys.path.insert(0, str(submission))
+    from caller_test import call
+
+    with pytest.raises(pytest.fail.Exception) as info:
+        call(Implementation(LocalBackend("student", submission)))
+    frames = [line.strip() for line in timeouts.timeout_message(info, submission).splitlines()[2:]]
+    assert frames[0].startswith("adapters.py:") and frames[-1].startswith("slowcode/slow.py:"), frames
+
+
+def run_through(items, in_the_test: bool) -> None:
+    """Read ``items`` to the end; ``in_the_test``: time out in the test, holding the first."""
+    for _ in items:
+        if in_the_test:
+            pytest.fail(PYTEST_TIMEOUT)
+
+
+STREAMED = "encode_iterable(...) of the tokenizer from adapters.get_tokenizer(...)"
+
+
+@pytest.mark.parametrize("in_the_test, told", [
+    (False, f"while your code was running {STREAMED}"),
+    (True, "while the test itself was running"),  # the submission's generator is only suspended
+])
+def test_a_timeout_while_a_stream_is_read_names_the_stream_only_while_the_submission_runs(submission, in_the_test, told):
+    tokenizer = Implementation(LocalBackend("student", submission)).get_tokenizer({}, [], None)
+    with pytest.raises(pytest.fail.Exception) as info:
+        run_through(tokenizer.encode_iterable(["x"]), in_the_test)
+    first, *rest = timeouts.timeout_message(info, submission).splitlines()
+    assert first == f"Timeout (>2.5s): the test took longer than its limit of 2.5 s {told}"
+    assert bool(rest) is not in_the_test and not any(part in line for line in rest for part in HARNESS_FRAME), rest
+
+
+def test_a_timeout_in_the_test_after_a_call_that_failed_says_the_test_itself_was_running(submission):
+    impl = Implementation(LocalBackend("student", submission))
+    with pytest.raises(pytest.fail.Exception):
+        impl.run_merge([1, 2], (1, 2), 3)  # the submission's own failure, told with its call
+    with pytest.raises(pytest.fail.Exception) as info:
+        pytest.fail(PYTEST_TIMEOUT)
+    assert timeouts.timeout_message(info, submission).endswith("while the test itself was running")
+
+
 def test_a_timeout_outside_the_submission_says_the_test_itself_was_running(submission):
     with pytest.raises(pytest.fail.Exception) as info:
         pytest.fail(PYTEST_TIMEOUT)
@@ -109,6 +157,19 @@ def test_a_timeout_while_a_result_is_checked_says_the_call_had_returned(submissi
     message = timeouts.timeout_message(info, submission)
     assert message == ("Timeout (>2.5s): the test took longer than its limit of 2.5 s"
                        " while the harness was checking what your adapters.run_pretokenize(...) returned")
+
+
+def test_a_timeout_while_a_streamed_item_is_checked_says_the_stream_had_sent_it(submission, monkeypatch):
+    class SlowToCheck(values.Shape):
+        def check(self, value, where):
+            raise pytest.fail.Exception(PYTEST_TIMEOUT)
+
+    monkeypatch.setattr(values, "INT", SlowToCheck("int"))
+    tokenizer = Implementation(LocalBackend("student", submission)).get_tokenizer({}, [], None)
+    with pytest.raises(pytest.fail.Exception) as info:
+        run_through(tokenizer.encode_iterable(["x"]), in_the_test=False)
+    assert timeouts.timeout_message(info, submission) == (
+        f"Timeout (>2.5s): the test took longer than its limit of 2.5 s while the harness was checking what your {STREAMED} returned")
 
 
 def test_other_failures_are_no_timeouts(submission):
