@@ -24,6 +24,7 @@ from .limits import IsolationLimits
 from .paths import PathArguments
 from .process import WorkerProcess, signal_name
 from .pyenv import worker_python
+from .spec import Startup, WorkerSpec
 from .stream import Stream
 from .student_errors import student_error
 
@@ -77,10 +78,9 @@ class WorkerBackend:
         self._rid = 0
         self._rid_next = _draw_rid()  # request ids are unpredictable: see _new_rid
         self._stream: Stream | None = None
-        self._mark = 0
         self._lock = threading.RLock()
         self._args = ArgumentCache()
-        self._start_failures = 0
+        self._start_failures = 0  # starts in a row that failed
         self._start_failure: str | None = None
         self._paths = PathArguments()
         self._python: tuple[list[str], list[str]] | None = None
@@ -99,34 +99,17 @@ class WorkerBackend:
             self._python = worker_python(self.keep_out())
         return self._python
 
-    def hide_paths(self, sandbox: Path) -> list[str]:
-        """Directories the worker in ``sandbox`` must not see (:func:`sandbox.hiding.hide_paths`)."""
-        return hiding.hide_paths(self.source_root, self.extra_hide, sandbox, self.python()[1])
+    def _spec(self) -> WorkerSpec:
+        """What the next worker starts from."""
+        python_path, python_dirs = self.python()
+        return WorkerSpec(
+            package=self.package, source_root=self.source_root, only=self._only, adapters=self.layout.adapters,
+            limits=self.limits, forbidden=tuple(self.forbidden), drop_privileges=self.drop_privileges,
+            private_root=self.private_root, namespaces=self.namespaces, spin=self.spin,
+            hidden=tuple(self.extra_hide), python_path=tuple(python_path), python_dirs=tuple(python_dirs),
+        )
 
     # -- the worker's life --
-
-    def copy_code(self, dest: Path) -> None:
-        """Copy the submission (or this checkout's adapters.py and package) into ``dest``,
-        links and hard links handled as :mod:`harness.submission` says. A submission too big
-        to copy is broken, once and for all (not re-walked for every test)."""
-        if self._copy_error is None:
-            try:
-                found = S.copy_submission(self.source_root, dest, self._only)
-            except S.SubmissionError as err:
-                self._copy_error = str(err)
-            else:
-                if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
-                    self.facts["left_out"] = found.notes
-                return
-        raise BrokenImplementation(self._copy_error)
-
-    def note_loaded(self, hello: dict) -> None:
-        """Remember what the worker said on loading adapters.py (stand-ins for missing packages)."""
-        if self.source_root != ROOT:  # a submission (not this checkout's student/ or reference/)
-            self.facts["layout"] = self.layout.describe()
-            missing = hello.get("stand_ins")
-            if type(missing) is list:
-                self.facts["stand_ins"] = [str(m)[:100] for m in missing[:20]]
 
     def _worker(self) -> WorkerProcess:
         __tracebackhide__ = True
@@ -138,17 +121,43 @@ class WorkerBackend:
             if self._copy_error is not None:
                 raise BrokenImplementation(self._copy_error)
             self._generation += 1
-            try:
-                self._proc = WorkerProcess(self, self._generation)
-            except WorkerFailure as err:
-                # dying or hanging while importing adapters.py happens again on every start:
-                # after the second time the submission counts as broken, without more restarts
-                self._start_failures += 1
-                self._start_failure = f"adapters.py could not be imported: {err}"
-                raise BrokenImplementation(self._start_failure) from None
+            self._proc = self._start(WorkerProcess(self._spec(), self._generation))
             self._start_failures = 0
-            self._mark = 0
         return self._proc
+
+    def _start(self, proc: WorkerProcess) -> WorkerProcess:
+        """Start ``proc`` and keep what it learned, also when it failed (what was left out of
+        the copy may say why adapters.py could not be imported)."""
+        __tracebackhide__ = True
+        try:
+            proc.start()
+        except S.SubmissionError as err:
+            # a submission too big to copy is broken, once and for all (not re-walked for every test)
+            self._copy_error = str(err)
+            raise BrokenImplementation(self._copy_error) from None
+        except WorkerFailure as err:
+            # dying or hanging while importing adapters.py happens again on every start:
+            # after the second time the submission counts as broken, without more restarts
+            self._start_failures += 1
+            self._start_failure = f"adapters.py could not be imported: {err}"
+            raise BrokenImplementation(self._start_failure) from None
+        finally:
+            self._learn(proc.learned)
+        return proc
+
+    def _learn(self, learned: Startup) -> None:
+        """Keep what a worker's start found out: how it is isolated (for reports) and, for a
+        submission (not this checkout's student/ or reference/), how it was loaded."""
+        if learned.confinement is not None:
+            self.confinement = learned.confinement
+        if self.source_root == ROOT:
+            return
+        if learned.left_out is not None:
+            self.facts["left_out"] = list(learned.left_out)
+        if learned.loaded:
+            self.facts["layout"] = self.layout.describe()
+            if learned.stand_ins is not None:
+                self.facts["stand_ins"] = list(learned.stand_ins)
 
     def _retire(self) -> None:
         proc = self._proc

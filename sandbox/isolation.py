@@ -44,8 +44,10 @@ then counts all of that user's processes, so it is set to their current number p
 that leave the process group cannot be swept up by user id (the isolation line says weak).
 
 The trusted side is split by job: :mod:`sandbox.limits` (the limits), :mod:`sandbox.channel`
-(both ends of the protocol), :mod:`sandbox.process` (one running worker), :mod:`sandbox.backend`
-(:class:`~sandbox.backend.WorkerBackend`, one implementation's worker) and
+(both ends of the protocol), :mod:`sandbox.spec` (the frozen :class:`~sandbox.spec.WorkerSpec`
+a worker starts from, and the :class:`~sandbox.spec.Startup` it reports back),
+:mod:`sandbox.process` (one running worker, started by :mod:`sandbox.launch`),
+:mod:`sandbox.backend` (:class:`~sandbox.backend.WorkerBackend`, one implementation's worker) and
 :mod:`sandbox.registry` (the live backends, all stopped at exit).
 """
 

@@ -18,16 +18,15 @@ import subprocess
 import tempfile
 import threading
 import time
-from dataclasses import asdict
+from dataclasses import asdict, replace
 from pathlib import Path
-from typing import TYPE_CHECKING
 
-from . import confinement, launch, leftovers, proctree, uids, workercode
+from harness import submission as S
+
+from . import confinement, hiding, launch, leftovers, proctree, uids, workercode
 from .channel import Broken, ChannelError, Closed, TrustedEnd, encode, widen_pipe
 from .failures import WorkerDied, WorkerFailure, WorkerTimeout, died_of
-
-if TYPE_CHECKING:  # pragma: no cover
-    from .backend import WorkerBackend
+from .spec import Startup, WorkerSpec
 
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
 
@@ -40,54 +39,59 @@ def signal_name(num: int) -> str:
 
 
 class WorkerProcess:
-    """A started worker: its sandbox, pipes, output drain and identity."""
+    """One worker: made from its :class:`~sandbox.spec.WorkerSpec`, then :meth:`start` makes its
+    sandbox, starts it and says what it learned; then its pipes, output drain and identity."""
 
-    def __init__(self, backend: "WorkerBackend", generation: int) -> None:
-        self.generation = generation
-        self.limits = backend.limits
+    def __init__(self, spec: WorkerSpec, generation: int) -> None:
+        self.spec, self.generation, self.limits, self.spin = spec, generation, spec.limits, spec.spin
+        self.learned = Startup()  # what start() found out so far, also when it failed
         self.output = bytearray()
         self.output_total = 0
         self.death: str | None = None
         self.closed = False  # close() ran: the sandbox is gone
         self.uid = self.gid = None
         self.lease: uids.UidLease | None = None
-        if os.geteuid() == 0 and backend.drop_privileges:
-            self.lease = uids.allocate()  # unique on the machine while this worker lives
-            self.uid = self.gid = self.lease.uid
-        self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
-        leftovers.record(sandbox=str(self.sandbox))
+        self.sandbox: Path | None = None
         self.proc: subprocess.Popen | None = None
         self.guard: proctree.TreeLimit | None = None
-        self.over: str | None = None  # why the guard stopped the worker
         self.init_pid: int | None = None  # process 1 of the worker's pid namespace, if it has one
         self.fds: list[int] = []  # the trusted side's pipe ends and the worker's pidfd, closed by close()
         self.end: TrustedEnd | None = None  # the channel to the worker, once it runs
-        try:
-            self._start(backend)
-        except BaseException:
-            self.close()  # whatever failed, the sandbox goes
-            raise
+        self.sent_keys: set[int] = set()  # cached arguments this worker already holds
 
-    def _start(self, backend: "WorkerBackend") -> None:
-        """Make the sandbox, start the worker in it and wait until it has imported adapters.py."""
-        code = self._make_folders(backend)
+    def start(self) -> Startup:
+        """Make the sandbox, start the worker in it and wait until it has imported adapters.py;
+        what it learned (also kept in :attr:`learned`, when it fails). Whatever fails, the
+        sandbox goes (:class:`~harness.submission.SubmissionError`: the code could not be copied)."""
+        try:
+            if os.geteuid() == 0 and self.spec.drop_privileges:
+                self.lease = uids.allocate()  # unique on the machine while this worker lives
+                self.uid = self.gid = self.lease.uid
+            self.sandbox = Path(tempfile.mkdtemp(prefix="bpe-worker-"))
+            leftovers.record(sandbox=str(self.sandbox))
+            self._start()
+        except BaseException:
+            self.close()
+            raise
+        return self.learned
+
+    def _start(self) -> None:
+        code = self._make_folders()
         req_r, req_w = os.pipe()
         self.fds.append(req_w)
         resp_r, resp_w = os.pipe()
         self.fds.append(resp_r)
         for fd in (req_w, resp_r):
             widen_pipe(fd)
-        self.spin = backend.spin
         if self.spin:
             os.set_blocking(resp_r, False)
         out_r, out_w = os.pipe()
-        config = self._config(backend, code, req_r, resp_w)
-        self._spawn(backend, req_r, resp_w, out_r, out_w)
+        config = self._config(code, req_r, resp_w)
+        self._spawn(req_r, resp_w, out_r, out_w)
         # the configuration names the folders to hide: sent on the pipe, never in the argv
         # that every process can read from /proc/<pid>/cmdline
         launch.send_config(req_w, config)
         os.set_blocking(req_w, False)
-        self.sent_keys: set[int] = set()  # cached arguments this worker already holds
         try:
             pidfd: int | None = os.pidfd_open(self.pid)
             self.fds.append(pidfd)
@@ -98,9 +102,9 @@ class WorkerProcess:
                               reply_bytes=lim.reply_bytes, reply_values=lim.reply_values)
         self.drain = threading.Thread(target=self._drain, args=(out_r,), daemon=True)
         self.drain.start()
-        self._handshake(backend)
+        self._handshake()
 
-    def _make_folders(self, backend: "WorkerBackend") -> Path:
+    def _make_folders(self) -> Path:
         """The sandbox's folders: the code (returned), the private harness copy, work, in, out."""
         if self.gid is not None:
             # root's, readable through the worker's own group only: other workers (other
@@ -111,7 +115,8 @@ class WorkerProcess:
         else:
             os.chmod(self.sandbox, 0o755)
         code = self.sandbox / "code"
-        backend.copy_code(code)
+        found = S.copy_submission(self.spec.source_root, code, self.spec.only)
+        self.learned = replace(self.learned, left_out=tuple(found.notes))
         workercode.ship(self.sandbox / "harness")
         self.work = self.sandbox / "work"
         self.inputs = self.sandbox / "in"
@@ -123,36 +128,36 @@ class WorkerProcess:
         self.inputs.mkdir(mode=0o755)
         return code
 
-    def _config(self, backend: "WorkerBackend", code: Path, req_r: int, resp_w: int) -> dict:
+    def _config(self, code: Path, req_r: int, resp_w: int) -> dict:
         """What the worker is told on its request pipe (:func:`sandbox.worker.main`)."""
-        python_path, python_dirs = backend.python()
+        spec = self.spec
         return {
             "fds": [req_r, resp_w],
             "code_dir": str(code),
-            "adapters": backend.layout.adapters,
+            "adapters": spec.adapters,
             "harness_dir": str(self.sandbox / "harness"),
             "work_dir": str(self.work),
             "sandbox": str(self.sandbox),
             "uid": self.uid,
             "gid": self.gid,
-            "hide": backend.hide_paths(self.sandbox),
-            "python_path": python_path,
-            "python_dirs": python_dirs,
-            "forbidden": backend.forbidden,
-            "private_root": backend.private_root,
-            "namespaces": backend.namespaces,
+            "hide": hiding.hide_paths(spec.source_root, spec.hidden, self.sandbox, spec.python_dirs),
+            "python_path": list(spec.python_path),
+            "python_dirs": list(spec.python_dirs),
+            "forbidden": list(spec.forbidden),
+            "private_root": spec.private_root,
+            "namespaces": spec.namespaces,
             "limits": asdict(self.limits),
             "spin": self.spin,
         }
 
-    def _spawn(self, backend: "WorkerBackend", req_r: int, resp_w: int, out_r: int, out_w: int) -> None:
+    def _spawn(self, req_r: int, resp_w: int, out_r: int, out_w: int) -> None:
         """Start the worker's process (:func:`sandbox.launch.spawn`) on these pipes."""
-        self.proc = launch.spawn(backend.package, self.work, req_r, resp_w, out_r, out_w)
+        self.proc = launch.spawn(self.spec.package, self.work, req_r, resp_w, out_r, out_w)
         self.pid = self.pgid = self.proc.pid  # pid: the worker's own (see _adopt_inner_pid)
         self.init_pid = None  # process 1 of the worker's pid namespace, if it has one
         leftovers.record(pid=self.pid, uid=self.uid)  # its process group holds the namespace too
 
-    def _handshake(self, backend: "WorkerBackend") -> None:
+    def _handshake(self) -> None:
         """Wait for "ready" (confined, no submission code run yet), read from ``/proc`` how it
         is confined, say "go", then wait for "hello" (adapters.py imported)."""
         wait = min(self.limits.startup_timeout, self.limits.call_timeout + 10)
@@ -164,14 +169,16 @@ class WorkerProcess:
         self._adopt_inner_pid()
         self._see_outputs()
         if self.limits.memory_mb:  # for all its processes together, not each
-            tree = lambda: proctree.submission_pids(self.pid, self.uid, self.init_pid)  # noqa: E731
-            self.guard = proctree.TreeLimit(tree, self.limits.memory_mb << 20, self._over_limit)
-        backend.confinement = self.confinement()  # read while the worker waits, alive, for "go"
+            self.guard = proctree.TreeLimit(self.pid, self.uid, self.init_pid, self.limits.memory_mb << 20)
+        # read while the worker waits, alive, for "go"
+        self.learned = replace(self.learned, confinement=self.confinement())
         self.send(["go", 0])
         hello = self.recv(0, wait, "starting (importing adapters.py)")
         if hello[0] != "hello" or len(hello) != 3 or type(hello[2]) is not dict:
             raise self.violation(f"did not start properly ({hello!r:.200})")
-        backend.note_loaded(hello[2])
+        missing = hello[2].get("stand_ins")
+        stand_ins = tuple(str(m)[:100] for m in missing[:20]) if type(missing) is list else None
+        self.learned = replace(self.learned, loaded=True, stand_ins=stand_ins)
 
     def _adopt_inner_pid(self) -> None:
         """In namespaces (:mod:`sandbox.userns`) the process started here only supervises; the
@@ -236,7 +243,7 @@ class WorkerProcess:
 
     def confinement(self) -> str:
         """How this worker is isolated, read from ``/proc`` (:func:`sandbox.confinement.describe`)."""
-        return confinement.describe(self)
+        return confinement.describe(self.pid, self.proc.pid, self.init_pid, self.sandbox / "root", self.info)
 
     def _drain(self, fd: int) -> None:
         cap = self.limits.output_bytes
@@ -277,8 +284,9 @@ class WorkerProcess:
             except subprocess.TimeoutExpired:
                 pass
         code = self.proc.poll()
-        if self.over is not None:
-            why = f"was stopped: {self.over}"
+        over = self.guard.over if self.guard is not None else None  # why the guard stopped the worker
+        if over is not None:
+            why = f"was stopped: {over}"
         elif code is None:
             why = "stopped answering (it closed its channel)"
         elif code < 0:
@@ -287,20 +295,7 @@ class WorkerProcess:
             why = f"exited with status {code}"
         self.kill()
         self.death = why
-        return died_of(code, self.over is not None, f"the worker running your code {why} while {doing}")
-
-    def _over_limit(self, why: str) -> None:
-        """The guard's verdict (its own thread): every process of the worker is killed now;
-        the call in progress then fails with ``why``."""
-        self.over = why
-        pids = proctree.submission_pids(self.pid, self.uid, self.init_pid)
-        if self.init_pid is not None:
-            pids.add(self.init_pid)  # the kernel then kills the whole namespace
-        for pid in pids:
-            try:
-                os.kill(pid, signal.SIGKILL)
-            except OSError:
-                pass
+        return died_of(code, over is not None, f"the worker running your code {why} while {doing}")
 
     def _hint(self, sig: int) -> str:
         if sig == signal.SIGXCPU:
@@ -381,7 +376,8 @@ class WorkerProcess:
             except OSError:
                 pass
         self.closed = True
-        shutil.rmtree(self.sandbox, ignore_errors=True)
+        if self.sandbox is not None:
+            shutil.rmtree(self.sandbox, ignore_errors=True)
         if self.lease is not None:
             self.lease.release()  # after the sweep in kill(): nothing of this id is left
 

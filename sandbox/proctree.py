@@ -248,30 +248,45 @@ def _held(pid: int, precise: bool) -> int:
 
 
 class TreeLimit:
-    """Whole-tree accounting: every ``period`` seconds, the memory all processes of a worker
-    hold together (``pids()``: :func:`submission_pids`); past ``limit`` bytes (confirmed with
-    proportional shares, so pages shared after a fork count once), ``stop(why)`` is called
-    once and the watch ends. Per-process ``RLIMIT_AS`` bounds what one process can add
-    between two samples."""
+    """Whole-tree accounting: every ``period`` seconds, the memory all processes of the worker
+    ``leader`` hold together (:func:`submission_pids`, with ``uid`` and ``init``); past
+    ``limit`` bytes (confirmed with proportional shares, so pages shared after a fork count
+    once), every one of them is killed (the whole pid namespace when ``init`` is its process
+    1), once, why is kept in :attr:`over` and the watch ends. Per-process ``RLIMIT_AS`` bounds
+    what one process can add between two samples."""
 
-    def __init__(self, pids, limit: int, stop, period: float = 0.1) -> None:
-        self.pids, self.limit, self.stop, self.period = pids, limit, stop, period
+    def __init__(self, leader: int, uid: int | None, init: int | None, limit: int, period: float = 0.1) -> None:
+        self.leader, self.uid, self.init, self.limit, self.period = leader, uid, init, limit, period
+        self.over: str | None = None  # why the worker was stopped, once it was
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bpe-tree-limit", daemon=True)
         self._thread.start()
 
     def _run(self) -> None:
         while not self._done.wait(self.period):
-            pids = self.pids()
+            pids = submission_pids(self.leader, self.uid, self.init)
             if len(pids) < 2 or sum(_held(pid, False) for pid in pids) <= self.limit:
                 continue  # one process alone is bounded by RLIMIT_AS
             held = sum(_held(pid, True) for pid in pids)
             if held > self.limit and not self._done.is_set():
-                self.stop(
+                self._stop(
                     f"its {len(pids)} processes together held {held >> 20} MB, more than the memory limit "
                     f"of {self.limit >> 20} MB for all of them (grading.yaml isolation.memory_mb)"
                 )
                 return
+
+    def _stop(self, why: str) -> None:
+        """Kill every process of the worker now (its own thread); the call in progress then
+        fails with ``why``."""
+        self.over = why
+        pids = submission_pids(self.leader, self.uid, self.init)
+        if self.init is not None:
+            pids.add(self.init)  # the kernel then kills the whole namespace
+        for pid in pids:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except OSError:
+                pass
 
     def close(self) -> None:
         self._done.set()

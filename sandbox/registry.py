@@ -1,17 +1,28 @@
 """The live worker backends of this process: every one is stopped at exit.
 
 :class:`sandbox.backend.WorkerBackend` registers itself here when made and leaves when closed.
+The registry calls back into what registered (``restart``, ``close``): at exit nothing else
+is left to stop the workers, and :func:`restart_workers` is how the grader reaches the
+backends of its test session without holding them.
 """
 
 from __future__ import annotations
 
 import atexit
-from typing import TYPE_CHECKING
+from typing import Protocol
 
-if TYPE_CHECKING:  # pragma: no cover
-    from .backend import WorkerBackend
 
-LIVE: "set[WorkerBackend]" = set()  # strong references: every worker is stopped at exit
+class Live(Protocol):
+    """What this registry needs of a backend (:class:`sandbox.backend.WorkerBackend`)."""
+
+    label: str
+
+    def restart(self) -> None: ...
+
+    def close(self) -> None: ...
+
+
+LIVE: set[Live] = set()  # strong references: every worker is stopped at exit
 
 
 def restart_workers(keep: str = "reference") -> None:
