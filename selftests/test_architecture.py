@@ -2,6 +2,9 @@
 the top-level packages has no cycle, the student-side harness imports neither the sandbox,
 the grader nor the mutants, and the sandbox neither the grader nor the mutants. Every import
 statement counts, also one inside a function; a relative import stays in its own package.
+Inside each package the modules import one way too (every import counted, also one under
+``if TYPE_CHECKING:``, relative ones resolved), and no module of the sandbox uses another
+object's private (``_name``) members.
 Outside the tests, no module is over 400 lines and no function over 60 (docstring not counted).
 """
 
@@ -175,3 +178,186 @@ def test_size_check_flags_a_long_module_and_a_long_function_but_not_a_docstring(
     assert oversized(tmp_path, ("harness", "grader")) == [
         f"harness/long.py:1 long: {MAX_FUNCTION_LINES + 1} lines", f"grader/big.py: {MAX_MODULE_LINES + 1} lines",
     ]
+
+
+# ---- inside each package: modules import one way too ---------------------------------------
+
+# module cycles known in packages other than sandbox/, each to be removed by whoever next
+# changes those modules: the test fails on any other cycle, and on an entry here no longer found
+KNOWN_MODULE_CYCLES = {
+    "grader": [{"grader.compare", "grader.compare_class", "grader.compare_html"}, {"grader.batch", "grader.cluster"}],
+}
+# names the standard library documents despite their underscore (not another object's private member)
+STDLIB_UNDERSCORED = {"os._exit"}
+PRIVATE_CHECKED = ("sandbox",)  # packages where no module reaches into another object's private members
+
+
+def module_name(root: Path, path: Path) -> str:
+    """``sandbox.backend`` for ``root/sandbox/backend.py``; a package's ``__init__.py`` is the package."""
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def imported_modules(path: Path, name: str, modules: set[str]) -> list[tuple[str, int]]:
+    """(module of ``modules``, line) of every import in the module ``name`` (file ``path``),
+    anywhere in it (under ``if TYPE_CHECKING:``, in a function), relative ones resolved:
+    ``from . import x`` is the module ``x`` when there is one, else the package."""
+    package = name.split(".") if path.name == "__init__.py" else name.split(".")[:-1]
+
+    def known(dotted: str) -> str | None:
+        while dotted and dotted not in modules:
+            dotted = dotted.rpartition(".")[0]
+        return dotted or None
+
+    found = []
+    for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+        if isinstance(node, ast.Import):
+            targets = [known(alias.name) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = ".".join(package[: len(package) - node.level + 1] if node.level else [])
+            source = ".".join(p for p in (base, node.module or "") if p)
+            targets = [known(f"{source}.{alias.name}") if f"{source}.{alias.name}" in modules else known(source)
+                       for alias in node.names]
+        else:
+            continue
+        found += [(t, node.lineno) for t in targets if t is not None and t != name]
+    return found
+
+
+def module_graph(root: Path, package: str) -> Graph:
+    """Which modules of ``package`` each of its modules imports, and where."""
+    paths = {module_name(root, p): p for p in sorted((root / package).rglob("*.py"))}
+    graph: Graph = {name: {} for name in paths}
+    for name, path in paths.items():
+        for target, line in imported_modules(path, name, set(paths)):
+            graph[name].setdefault(target, []).append(f"{path.relative_to(root)}:{line}")
+    return graph
+
+
+def cycles(graph: Graph) -> list[set[str]]:
+    """Every set of nodes that import each other, directly or not (strongly connected
+    components of more than one node; Tarjan's algorithm)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    found: list[set[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        for nxt in graph.get(node, {}):
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = set()
+            while not component or node not in component:
+                component.add(stack.pop())
+            if len(component) > 1:
+                found.append(component)
+
+    for node in graph:
+        if node not in index:
+            visit(node)
+    return found
+
+
+def unknown_cycles(graph: Graph, known: list[set[str]]) -> list[str]:
+    """A line per cycle of ``graph`` not inside a ``known`` one (with one circle through it)."""
+    lines = []
+    for component in cycles(graph):
+        if not any(component <= k for k in known):
+            sub = {a: {b: w for b, w in graph[a].items() if b in component} for a in component}
+            lines.append(f"{sorted(component)}: {describe_cycle(sub, find_cycle(sub))}")
+    return lines
+
+
+def private_reaches(root: Path, package: str) -> list[str]:
+    """``file:line expression`` for each ``x._name`` (one leading underscore, not a dunder) in
+    ``package`` where ``x`` is not ``self`` or ``cls``: a module reaching into another object's
+    private members (:data:`STDLIB_UNDERSCORED` excepted)."""
+    found = []
+    for path in sorted((root / package).rglob("*.py")):
+        for node in ast.walk(ast.parse(path.read_bytes(), filename=str(path))):
+            if not (isinstance(node, ast.Attribute) and node.attr.startswith("_") and not node.attr.startswith("__")):
+                continue
+            if isinstance(node.value, ast.Name) and node.value.id in ("self", "cls"):
+                continue
+            if ast.unparse(node) not in STDLIB_UNDERSCORED:
+                found.append((str(path.relative_to(root)), node.lineno, ast.unparse(node)))
+    return [f"{file}:{line} {expression}" for file, line, expression in sorted(found)]
+
+
+@pytest.mark.parametrize("package", PACKAGES)
+def test_import_graph_between_modules_of_each_package_has_no_cycle(package):
+    """Type-checking-only and function-level imports count: a circle hidden behind them is
+    still one (a module cannot be understood, or tested, without the others of its circle)."""
+    graph = module_graph(ROOT, package)
+    known = KNOWN_MODULE_CYCLES.get(package, [])
+    problems = unknown_cycles(graph, known)
+    assert problems == [], f"import cycles between modules of {package}:\n" + "\n".join(problems)
+    stale = [sorted(k) for k in known if not any(k <= c for c in cycles(graph))]
+    assert stale == [], f"no longer a cycle: remove {stale} from KNOWN_MODULE_CYCLES"
+
+
+@pytest.mark.parametrize("package", PRIVATE_CHECKED)
+def test_no_module_reaches_into_another_objects_private_members(package):
+    reaches = private_reaches(ROOT, package)
+    assert reaches == [], "another object's private member used:\n" + "\n".join(reaches)
+
+
+MODULES_PLANTED = {
+    "sandbox/__init__.py": "",
+    "sandbox/backend.py": "from . import process\nfrom .stream import Stream\n",
+    "sandbox/process.py": """
+        from typing import TYPE_CHECKING
+        if TYPE_CHECKING:
+            from .backend import WorkerBackend  # type-checking only: counts
+        """,
+    "sandbox/stream.py": "import os\nfrom sandbox.sub.deep import x\n",
+    "sandbox/sub/__init__.py": "",
+    "sandbox/sub/deep.py": """
+        def late():
+            from ..stream import Stream  # function-level, two levels up: counts
+            return Stream
+        """,
+    "sandbox/alone.py": "from . import sub\nimport harness.values\n",
+    "harness/values.py": "import sandbox.alone\n",  # another package: not in sandbox's graph
+}
+
+
+def test_module_checker_finds_circles_hidden_behind_type_checking_and_function_imports(tmp_path):
+    graph = module_graph(_write(tmp_path, MODULES_PLANTED), "sandbox")
+    assert graph["sandbox.process"] == {"sandbox.backend": ["sandbox/process.py:4"]}
+    assert graph["sandbox.sub.deep"] == {"sandbox.stream": ["sandbox/sub/deep.py:3"]}
+    assert graph["sandbox.alone"] == {"sandbox.sub": ["sandbox/alone.py:1"]}
+    assert sorted(map(sorted, cycles(graph))) == [
+        ["sandbox.backend", "sandbox.process"], ["sandbox.stream", "sandbox.sub.deep"],
+    ]
+    assert len(unknown_cycles(graph, [])) == 2
+    assert unknown_cycles(graph, [{"sandbox.backend", "sandbox.process"}, {"sandbox.stream", "sandbox.sub.deep"}]) == []
+
+
+@pytest.mark.parametrize("cut", ["sandbox/process.py", "sandbox/sub/deep.py"])
+def test_module_checker_accepts_the_tree_once_a_planted_import_is_gone(tmp_path, cut):
+    graph = module_graph(_write(tmp_path, dict(MODULES_PLANTED, **{cut: ""})), "sandbox")
+    left = {"sandbox/process.py": {"sandbox.stream", "sandbox.sub.deep"},
+            "sandbox/sub/deep.py": {"sandbox.backend", "sandbox.process"}}[cut]
+    assert cycles(graph) == [left]
+
+
+def test_private_check_flags_another_objects_private_member_only(tmp_path):
+    _write(tmp_path, {"sandbox/a.py": """
+        import os
+        class A:
+            def f(self, other):
+                self._mine = other.__class__, os._exit  # its own; a dunder; the standard library's name
+                self.backend._stream = None  # another object's private member: flagged
+                return other._lock  # flagged
+            @classmethod
+            def g(cls):
+                return cls._made
+        """})
+    assert private_reaches(tmp_path, "sandbox") == ["sandbox/a.py:6 self.backend._stream", "sandbox/a.py:7 other._lock"]
