@@ -197,6 +197,12 @@ class WorkerBackend:
             registry.LIVE.discard(self)
 
     @property
+    def process(self) -> WorkerProcess | None:
+        """The worker started last, while it is this backend's (None before the first call,
+        after a restart or close); a fresh one starts with the next call."""
+        return self._proc
+
+    @property
     def sandbox_info(self) -> dict:
         """What the running worker reported about its hardening (starts one if needed)."""
         return dict(self._worker().info)

@@ -75,6 +75,6 @@ def test_the_worker_sees_only_its_own_processes(writer):
     backend = WorkerBackend("student", writer, IsolationLimits(call_timeout=30))
     try:
         assert backend.call("run_pretokenize", ("proc:",), False) == ["1", "2"]
-        assert "own pid namespace" in (backend._proc.confinement() if backend._proc else "")
+        assert "own pid namespace" in (backend.process.confinement() if backend.process else "")
     finally:
         backend.close()

@@ -179,7 +179,7 @@ def call(request):
 try:
     replies = [call(r) for r in json.loads(sys.argv[2])]
     b.sandbox_info  # a worker runs, even for no request
-    during, line = sysv(), b._proc.confinement()
+    during, line = sysv(), b.process.confinement()
 finally:
     b.close()
 print(json.dumps({"replies": replies, "during": during, "after": sysv(), "isolation": line}))
@@ -356,7 +356,7 @@ try:
     quiet = timed()
     b.call("run_pretokenize", ("spin:3",), False)
     time.sleep(0.3)
-    proc = b._proc
+    proc = b.process
     pids = proctree.submission_pids(proc.pid, proc.uid, proc.init_pid)
     with b.paused() as stopped:
         before = ticks(pids)
