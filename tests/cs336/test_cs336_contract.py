@@ -13,8 +13,11 @@ each rule to the CS336 test it corresponds to. The reference passes them all.
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from tests.hidden import naive as oracles  # the naive trainer, grading-only as this folder is
+from tests.hidden import naive as oracles
+from tests.hidden import test_train_bpe_differential_hidden as differential  # the naive trainer, grading-only as this folder is
 from tests.conftest import EOT
 from tests.diff import assert_ids_equal, assert_merges_equal, assert_text_equal
 from tests.public.test_train_bpe import AAABDAAABAC, SENNRICH, SENNRICH_MERGES, THE_CAT, TIE_CASES, write_corpus
@@ -91,6 +94,29 @@ def test_the_special_token_is_in_the_vocab_and_inside_no_learned_token(impl, ref
     assert not learned, f"tokens learned across the special token's text: {learned[:5]!r}"
     want_vocab, want_merges = ref.run_train_bpe(path, 600, [EOT])
     assert_merges_equal(merges, want_merges)
+    assert_vocab_as_cs336(vocab, want_vocab)
+
+
+
+# the differential test's pieces of text, less "\r\n": a file read in text mode turns it into "\n",
+# and keeping the file's bytes as they are is this assignment's rule (test_crlf_line_endings_are_kept)
+CS336_CORPORA = st.lists(st.sampled_from([c for c in differential.CHUNKS if "\r" not in c]), min_size=1, max_size=40).map("".join)
+
+
+@settings(max_examples=25)
+@given(text=CS336_CORPORA, specials=st.lists(st.sampled_from(differential.SPECIAL_POOL), unique=True, min_size=1, max_size=3),
+       extra=st.integers(0, 30))
+def test_training_splits_on_every_special_token_given_as_the_reference_does(impl, ref, tmp_path_factory, text, specials, extra):
+    # CS336's handout: the text is split on the special tokens given (any of them, not only
+    # <|endoftext|>, which is all CS336's own tests use) before pre-tokenization. Hypothesis
+    # draws the specials (regex metacharacters, overlapping, multi-byte) and the text; the
+    # vocabulary is compared as CS336 compares it, and the impl gets room for exactly the
+    # merges the reference finds, so stopping early when no pair is left is not this rule.
+    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
+    path.write_bytes(text.encode("utf-8"))
+    want_vocab, want_merges = ref.run_train_bpe(str(path), 256 + len(specials) + extra, specials)
+    vocab, merges = impl.run_train_bpe(str(path), 256 + len(specials) + len(want_merges), specials)
+    assert_merges_equal(merges, want_merges, word_counts=oracles.pretoken_counts(text, specials))
     assert_vocab_as_cs336(vocab, want_vocab)
 
 
