@@ -40,7 +40,7 @@ from .intake import Rejected, Submission, copy_folder, discover, safe_extract, u
 from .batch_pool import RUNNING, STOPPING, grade_all, kill_group, signal_group
 from .request import GradeRequest
 from .report import GradeReport, ReportError, read_grade_report, write_grade_report
-from .results import failure_json, write_json
+from .formats import failure_json, write_json
 
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
 @dataclass

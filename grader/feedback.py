@@ -10,7 +10,7 @@ import textwrap
 from functools import lru_cache
 from pathlib import Path
 
-from harness.printable import utf8_safe
+from .report import KNOWN_BUG_PREFIX, Case, known_bug_line
 
 # what a failed hidden test says about itself, by hidden_output (true also after publication)
 HIDDEN_NOTES = {
@@ -19,9 +19,11 @@ HIDDEN_NOTES = {
 }
 HIDDEN_NOTE = HIDDEN_NOTES["first_line"]
 
-KNOWN_BUG = "matches a known bug"
 MAX_DIVERGENCE_LINES = 8
 MAX_BLOCK_CHARS = 1500  # characters of one failure shown in a results entry
+NOT_RUN = "not run: grading stopped before this test (see the log)"
+MAX_OTHER_CASES = 8  # failing cases listed by id after the first one
+MAX_SPEED_LINES = 4
 
 
 def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_indent: bool = False) -> str:
@@ -39,7 +41,7 @@ def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_in
         picked[0] = picked[0].removeprefix("AssertionError: ").removeprefix("Failed: ")
         picked = [ln.rstrip() for ln in picked if ln.strip()]
     else:
-        picked = _grouped_message(lines) or [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG not in ln][:1]
+        picked = _grouped_message(lines) or [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG_PREFIX not in ln][:1]
     if len(picked) > max_lines:
         picked = picked[:max_lines] + ["..."]
     return "\n".join(picked)
@@ -60,14 +62,85 @@ def _grouped_message(lines: list[str]) -> list[str]:
     return []
 
 
-def known_bug_lines(output: str) -> list[str]:
-    """The ``... matches a known bug: ...`` lines of a failure, without pytest's ``E``."""
-    return [ln.strip().removeprefix("E").strip() for ln in output.splitlines() if KNOWN_BUG in ln]
-
-
 def bounded(text: str, limit: int = MAX_BLOCK_CHARS) -> str:
     """``text`` cut to ``limit`` characters, saying so."""
     return text if len(text) <= limit else text[: limit - 1].rstrip() + "…"
+
+
+# ---- a results entry's feedback ---------------------------------------------------------
+
+
+def case_id(nodeid: str) -> str:
+    """The parametrization of a case (``"[merge-3]"``), or ``""`` for a plain test."""
+    return split_nodeid(nodeid)[2]
+
+
+def case_output(case: Case) -> str:
+    """A case's failure text as the grader reports it (``not run`` explained: the reason the
+    grading gave, else :data:`NOT_RUN`)."""
+    if case.outcome == "not run":
+        return case.output or NOT_RUN
+    return case.output or case.outcome
+
+
+def _speed_lines(entry) -> list[str]:
+    lines = [str(c.properties.get("speed")) for c in entry.cases if c.properties.get("speed")]
+    return lines[:MAX_SPEED_LINES] + ([f"... and {len(lines) - MAX_SPEED_LINES} more"] if len(lines) > MAX_SPEED_LINES else [])
+
+
+def entry_feedback(entry, policy: str) -> tuple[str, str]:
+    """(plain text, Markdown) feedback of one results entry (a :class:`grader.scoring.Entry`)
+    under ``hidden_output`` ``policy``. Outside ``visible`` entries (unless
+    ``hidden_output: full``): ``first_line`` keeps the first line of the first difference
+    and any known-bug line, ``none`` keeps only the counts."""
+    restricted = entry.visibility != "visible" and policy != "full"
+    show_ids = not (restricted and policy == "none")
+    failing = entry.failing()
+    n, ok = len(entry.cases), entry.passed_cases
+    first = failing[0] if failing else None
+    header = ""
+    if n > 1:
+        header = f"{ok} of {n} cases passed"
+        if first is not None and show_ids and case_id(first.nodeid):
+            header += f"; first failing case: {case_id(first.nodeid)}"
+    difference, bugs = "", []
+    if first is not None:
+        out = case_output(first)
+        difference = (first_divergence(out) or out.strip().splitlines()[0]) if out.strip() else first.outcome
+        bugs = [known_bug_line(first.known_bug)] if first.known_bug else []
+        if restricted:
+            difference = difference.splitlines()[0] if policy == "first_line" and difference else ""
+            bugs = bugs if policy == "first_line" else []
+    difference = bounded(difference)
+    others = [case_id(c.nodeid) for c in failing[1:]] if show_ids else []
+    others_text = ", ".join(others[:MAX_OTHER_CASES]) + (f" and {len(others) - MAX_OTHER_CASES} more" if len(others) > MAX_OTHER_CASES else "")
+    speed = _speed_lines(entry)
+    note = HIDDEN_NOTES.get(policy, HIDDEN_NOTE) if restricted and first is not None else ""
+
+    text = [x for x in [header, difference, *bugs, *speed] if x]
+    if others:
+        text.append(f"other failing cases: {others_text}")
+    if note:
+        text.append(note)
+
+    md: list[str] = []
+    if header:
+        head = f"{ok} of {n} cases passed"
+        if first is not None and show_ids and case_id(first.nodeid):
+            head = f"**{head}**; first failing case: {md_code(case_id(first.nodeid))}"
+        else:
+            head = f"**{head}**"
+        md.append(head)
+    if difference:
+        md.append(md_block(difference))
+    md += [md_text(b) for b in bugs] + [md_text(s) for s in speed]
+    if others:
+        shown = ", ".join(md_code(o) for o in others[:MAX_OTHER_CASES])
+        more = f" and {len(others) - MAX_OTHER_CASES} more" if len(others) > MAX_OTHER_CASES else ""
+        md.append(f"Other failing cases: {shown}{more}")
+    if note:
+        md.append(f"_{md_text(note)}_")
+    return "\n".join(text), "\n\n".join(md)
 
 
 # ---- names -------------------------------------------------------------------------------
@@ -155,15 +228,3 @@ def md_block(text: str) -> str:
     fence = "`" * max(3, longest + 1)
     return f"{fence}text\n{text}\n{fence}"
 
-
-def utf8_tree(value):
-    """``value`` (JSON-like data) with every string, keys included, made writable as UTF-8
-    (:func:`harness.printable.utf8_safe`)."""
-    kind = type(value)
-    if kind is str:
-        return utf8_safe(value)
-    if kind is dict:
-        return {utf8_safe(k) if type(k) is str else k: utf8_tree(v) for k, v in value.items()}
-    if kind in (list, tuple):
-        return [utf8_tree(v) for v in value]
-    return value

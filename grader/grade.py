@@ -32,7 +32,8 @@ from .policies import policy_path
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .journal import journal_path, replay
 from .report import GRADING_TIME, GradeReport, ReportError, RunReport, read_run_report, write_grade_report
-from .results import failure_json, gradescope_json, plain_report, score_report, table, write_json, write_junit
+from .formats import failure_json, gradescope_json, plain_report, table, write_json, write_junit
+from .scoring import score_report
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 STOP_GRACE = 5.0  # seconds the test run gets to stop its workers when stopped (then SIGKILL)

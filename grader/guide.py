@@ -15,7 +15,8 @@ from pathlib import Path
 
 from harness import ROOT
 from .exports import student_parts
-from .results import GroupResult, top_failures
+from .formats import top_failures
+from .scoring import GroupResult
 
 NOT_IMPLEMENTED = re.compile(r"not implemented: ([A-Za-z_][\w.]*)")
 

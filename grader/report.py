@@ -21,6 +21,8 @@ from dataclasses import MISSING, asdict, dataclass, field, fields
 from pathlib import Path
 from typing import Any
 
+from harness.printable import utf8_safe
+
 KNOWN_BUG_PREFIX = "this matches a known bug: "
 
 # the limits a case can hit (grader.grading_plugin finds them; batch's summary counts them)
@@ -193,6 +195,19 @@ _NESTED = {
 }
 
 
+def utf8_tree(value):
+    """``value`` (JSON-like data) with every string, keys included, made writable as UTF-8
+    (:func:`harness.printable.utf8_safe`)."""
+    kind = type(value)
+    if kind is str:
+        return utf8_safe(value)
+    if kind is dict:
+        return {utf8_safe(k) if type(k) is str else k: utf8_tree(v) for k, v in value.items()}
+    if kind in (list, tuple):
+        return [utf8_tree(v) for v in value]
+    return value
+
+
 def _read(path: Path, cls):
     try:
         text = Path(path).read_text(encoding="utf-8")
@@ -254,8 +269,6 @@ def grade_report_data(report: GradeReport) -> dict:
 
 def write_grade_report(path: Path, report: GradeReport) -> None:
     """The plain report (``grade --report``), UTF-8 whatever its strings hold."""
-    from .feedback import utf8_tree
-
     _write(path, utf8_tree(grade_report_data(report)), indent=2, ensure_ascii=False)
 
 

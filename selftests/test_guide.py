@@ -13,7 +13,7 @@ from grader.config import load_config
 from grader.exports import student_parts
 from grader.guide import look_here, modules_of
 from grader.report import Case, RunReport
-from grader.results import score_report
+from grader.scoring import score_report
 
 ROOT = Path(__file__).resolve().parent.parent
 CONFIG = load_config(ROOT / "grading.yaml")

@@ -16,7 +16,10 @@ from grader.config import load_config
 from grader.feedback import md_block, md_code, md_text
 from grader.points import largest_remainder, proportional_cents
 from grader.report import Case, RunReport
-from grader.results import HIDDEN_NOTE, HIDDEN_NOTES, gradescope_json, part_numbers, score_report, top_failures
+from grader.feedback import HIDDEN_NOTE, HIDDEN_NOTES
+from grader.formats import gradescope_json, top_failures
+from grader.points import part_numbers
+from grader.scoring import score_report
 
 from .gradescope_schema import problems
 from .support import ROOT

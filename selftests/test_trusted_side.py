@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from grader.grade import GradeRequest, RunStopped, run_tests, submission_notes
 from grader.journal import Journal, journal_path, replay
-from grader.results import write_json, write_junit
+from grader.formats import write_json, write_junit
 from grader.report import Case, RunReport
 from harness.printable import printable
 from harness.submission import missing_packages
@@ -157,7 +157,7 @@ def test_any_file_names_give_one_line_notes_and_valid_results_files(tmp_path, na
 @settings(max_examples=40, suppress_health_check=[HealthCheck.function_scoped_fixture])
 def test_results_and_junit_files_are_written_whatever_the_text_holds(tmp_path, text):
     from grader.report import Case
-    from grader.results import Entry, GroupResult
+    from grader.scoring import Entry, GroupResult
 
     write_json(tmp_path / "r.json", {"output": text, text: [text]})
     json.loads((tmp_path / "r.json").read_bytes().decode("utf-8"))
