@@ -139,8 +139,8 @@ def diagnoses(cases: list[Case]) -> list[tuple[str, int]]:
 
 def _rule(entry: EntrySummary | None, nodeid: str) -> str:
     """The rule an entry states (its name without the group title), else the function name."""
-    if entry and entry.name:
-        return entry.name.split(" — ")[-1]
+    if entry and entry.rule:
+        return entry.rule
     return nodeid.split("::")[-1].split("[")[0]
 
 

@@ -146,7 +146,7 @@ def plain_report(groups: list[GroupResult], **meta) -> GradeReport:
                     round(share, 6), case_output(c) if c.outcome != "passed" else c.output, c.properties, c.known_bug, c.limits, c.load_error,
                 ))
             entries.append(EntrySummary(e.number, e.name, e.key, g.name, e.score, e.max_score, e.status, e.passed_cases,
-                                        len(e.cases), e.visibility))
+                                        len(e.cases), e.visibility, e.label))
     return GradeReport(
         score=sum(g.score_cents for g in groups) / 100,
         groups={g.name: GroupSummary(g.title, g.score, g.cents / 100, g.passed, g.total, g.cases_passed, g.cases_total) for g in groups},

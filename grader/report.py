@@ -106,6 +106,7 @@ class EntrySummary:
     cases_passed: int = 0
     cases: int = 0
     visibility: str = ""
+    rule: str = ""  # the name without the group's title ("" in reports written before it was kept)
 
 
 @dataclass

@@ -33,7 +33,8 @@ class Entry:
     group: str
     visibility: str
     cases: list[Case]
-    name: str = ""
+    name: str = ""  # "<group title> — <label>"
+    label: str = ""  # the rule, and which part of it when the name needs it (its visibility, its file)
     number: str = ""
     max_cents: int = 0
     score_cents: int = 0
@@ -124,11 +125,13 @@ def _name_entries(entries: list[Entry], titles: dict[str, str]) -> None:
     name two functions share gets its file's name."""
     split = {e.key for e in entries if sum(x.key == e.key for x in entries) > 1}
     for e in entries:
-        e.name = f"{titles[e.group]} — {e.rule}" + (f" ({e.visibility} cases)" if e.key in split else "")
+        e.label = e.rule + (f" ({e.visibility} cases)" if e.key in split else "")
+        e.name = f"{titles[e.group]} — {e.label}"
     names = [e.name for e in entries]
     for e in entries:
         if names.count(e.name) > 1:
-            e.name += f" [{Path(split_nodeid(e.key)[0]).name}]"
+            e.label += f" [{Path(split_nodeid(e.key)[0]).name}]"
+            e.name = f"{titles[e.group]} — {e.label}"
 
 
 def score_report(config: Config, report: RunReport) -> list[GroupResult]:

@@ -60,7 +60,8 @@ def report(groups: dict[str, list[tuple[str, str, str]]], titles: bool = True) -
                           "score": 1.0 if outcome == "passed" else 0.0, "max_score": 1.0, "output": output,
                           "known_bug": BUG if output == TRACEBACK else None})
         for k, f in enumerate(functions, 1):
-            entries.append({"number": f"{gi}.{k}", "name": f"Title {group} — rule of {f.split('::')[-1]}", "group": group})
+            rule = f"rule of {f.split('::')[-1]}"
+            entries.append({"number": f"{gi}.{k}", "name": f"Title {group} — {rule}", "rule": rule, "group": group})
         score = sum(o == "passed" for _, o, _ in cases)
         summary[group] = {"score": float(score), "points": float(len(cases)), **({"title": f"Title {group}"} if titles else {})}
     return {"score": sum(g["score"] for g in summary.values()), "groups": summary, "entries": entries, "tests": tests,

@@ -35,7 +35,7 @@ def test_a_grade_report_reads_back_as_it_was_written(tmp_path):
     report = GradeReport(
         score=1.5, groups={"a": GroupSummary("Part A", 1.5, 2.0, 1, 2, 3, 4)}, seed=7, seconds=1.25, notes=["seed 7"],
         budget=60.0, layout=["layout: stubs"],
-        entries=[EntrySummary("1.1", "Part A — x", "t::x", "a", 1.5, 2.0, "failed", 3, 4, "visible")],
+        entries=[EntrySummary("1.1", "Part A — x", "t::x", "a", 1.5, 2.0, "failed", 3, 4, "visible", "x")],
         tests=[ScoredCase("t::x[0]", "a", "1.1", "failed", 0.5, 0.0, 0.5, "E   differs", {"speed": "1x"}, "merge skips a pair.",
                           ["test time limit"], None)],
     )

@@ -139,8 +139,16 @@ def test_entries_are_numbered_by_the_part_in_their_groups_title():
 
 def test_a_function_split_by_visibility_names_each_part(tmp_path):
     report = RunReport([case("tests/public/test_a.py::test_x[0]"), case("tests/public/test_a.py::test_x[1]", visibility="hidden")])
-    names = [e.name for e in score_report(config(tmp_path), report)[0].tests]
-    assert names == ["Part A — x (visible cases)", "Part A — x (hidden cases)"]
+    entries = score_report(config(tmp_path), report)[0].tests
+    assert [e.name for e in entries] == ["Part A — x (visible cases)", "Part A — x (hidden cases)"]
+    assert [e.label for e in entries] == ["x (visible cases)", "x (hidden cases)"], "the name without the group's title"
+
+
+def test_two_functions_of_one_rule_name_are_told_apart_by_their_file(tmp_path):
+    report = RunReport([case("tests/public/test_a.py::test_x"), case("tests/public/test_a2.py::test_x")])
+    entries = score_report(config(tmp_path), report)[0].tests
+    assert [e.label for e in entries] == ["x [test_a.py]", "x [test_a2.py]"]
+    assert [e.name for e in entries] == ["Part A — x [test_a.py]", "Part A — x [test_a2.py]"]
 
 
 def test_partial_grade_keeps_only_the_groups_it_ran_with_their_full_points(tmp_path):
