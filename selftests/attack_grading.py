@@ -3,15 +3,14 @@ and checking that it leaves nothing behind (test_robustness.py's gradings)."""
 
 from __future__ import annotations
 
-import json
+import os
 import shutil
-import subprocess
-import sys
 import time
 from pathlib import Path
 
-from harness.childenv import child_env
 from harness.impl import ROOT
+
+from .support import GradeRun, run_grade
 
 ATTACKS = Path(__file__).resolve().parent / "robustness"
 PRIMITIVES = "tests/public/test_primitives.py::"
@@ -75,42 +74,24 @@ def processes_using(folder: Path) -> list[str]:
 
 
 def grade(name: str, base: Path, tests: list[str], *, call_timeout: float = 10, max_time: float = 120,
-          expect_seconds: float = 120, hang_timeout: float = 600, expect_rc: int = 0) -> dict:
+          expect_seconds: float = 120, hang_timeout: float = 600, expect_rc: int = 0) -> GradeRun:
     """Grade attack ``name`` on ``tests`` (``hang_timeout``: grading.yaml's timeout of the test
-    HANGING); the results, group scores, time (``ended``: when grade exited, on the monotonic
-    clock) and leftovers. ``expect_rc``: grade's exit status (128 + N when signal N stops it)."""
+    HANGING) in ``base`` (TMPDIR ``base/tmp``), with ``--report``, and check that it exited
+    with ``expect_rc`` (128 + N when signal N stops it) within ``expect_seconds``, leaving
+    nothing in its TMPDIR nor running."""
     base.mkdir(parents=True, exist_ok=True)
     sub = build(name, base)
-    tmp = base / "tmp"
-    tmp.mkdir()
     config = base / "grading.yaml"
     config.write_text(CONFIG.format(call_timeout=call_timeout, hang_timeout=hang_timeout))
-    results, report = base / "out" / "results.json", base / "out" / "report.json"
-    # graded side by side with the module's other gradings: no busy-polling, as batch runs them
-    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(tmp), BPE_GRADER_SPIN="0")
-    start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
-         "--report", str(report), "--config", str(config), "--quiet", "--max-time", str(max_time), "--self-checked",
-         "--tests", *tests],  # --self-checked: as batch grades each submission (test_venv checks the self-check)
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=max_time + 60,
-    )
-    ended = time.monotonic()
-    seconds = ended - start
-    data = json.loads(results.read_text()) if results.is_file() else {}
-    plain = json.loads(report.read_text()) if report.is_file() else {}
-    groups: dict[str, float] = {}
-    for test in data.get("tests", []):
-        groups[test["tags"][0]] = groups.get(test["tags"][0], 0.0) + test["score"]
+    # --self-checked: as batch grades each submission (test_venv checks the self-check); graded
+    # side by side with the module's other gradings: no busy-polling, as batch runs them
+    out = run_grade(base, submission=sub, config=config, report=True, quiet=True, max_time=max_time, self_checked=True,
+                    tests=tests, private_tmp=True, side_by_side=True, timeout=max_time + 60)
     time.sleep(0.2)
-    out = {
-        "base": base, "rc": proc.returncode, "seconds": seconds, "ended": ended, "max_time": max_time, "results": data, "report": plain, "groups": groups,
-        "left_files": sorted(p.name for p in tmp.iterdir() if not p.name.startswith("pytest-of-")), "left_processes": processes_using(tmp),
-        "log": (results.parent / "grading.log").read_text(errors="replace") if (results.parent / "grading.log").is_file() else "",
-    }
-    out["context"] = f"{name}: rc={proc.returncode} in {seconds:.1f} s\n{proc.stdout[-2000:]}\n{proc.stderr[-2000:]}\n{out['log'][-3000:]}"
-    assert proc.returncode == expect_rc, out["context"]
-    assert seconds < expect_seconds, out["context"]
-    assert out["left_files"] == [], f"left in TMPDIR: {out['left_files']}\n{out['context']}"
-    assert out["left_processes"] == [], f"processes left: {out['left_processes']}\n{out['context']}"
+    left_files = [name for name in sorted(os.listdir(out.tmp)) if not name.startswith("pytest-of-")]
+    left_processes = processes_using(out.tmp)
+    assert out.code == expect_rc, out.context()
+    assert out.seconds < expect_seconds, out.context()
+    assert left_files == [], f"left in TMPDIR: {left_files}\n{out.context()}"
+    assert left_processes == [], f"processes left: {left_processes}\n{out.context()}"
     return out

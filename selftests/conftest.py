@@ -11,7 +11,7 @@ import pytest
 
 from harness import gpt2_cache, use_shared_tiktoken_cache
 
-from .support import GradeRun, run_grader
+from .support import GradeRun, run_grade
 
 # Every process a self-test starts reads GPT-2's files from the cache this one reads, named
 # outright: a copy of the checkout made elsewhere has no ../shared/tiktoken_cache beside it.
@@ -30,12 +30,11 @@ class Gradings:
         self.pool, self.base = pool, base
         self.futures: dict[str, Future] = {}
 
-    def start(self, name: str, *args: str, timeout: float = 900, **files: str) -> None:
-        """Queue ``python -m grader ARGS --results <tmp>/NAME/results.json`` (``timeout``: see
-        :func:`run_grader`); each other keyword ``option=file`` adds ``--option <tmp>/NAME/file``
-        (kept on the run as ``run.option``)."""
+    def start(self, name: str, **request) -> None:
+        """Queue :func:`run_grade` of ``request`` (its keyword arguments) under ``name``,
+        writing to ``<tmp>/NAME``."""
         if name not in self.futures:
-            self.futures[name] = self.pool.submit(self._run, name, args, files, timeout)
+            self.futures[name] = self.pool.submit(run_grade, self.base / name, **request)
 
     def submit(self, name: str, work: Callable[[], object]) -> None:
         """Queue any other work (a grading with its own set-up) under ``name``."""
@@ -48,17 +47,8 @@ class Gradings:
     def start_whole_suite(self) -> None:
         """Queue the whole-suite gradings of the reference (with ``--report``) and of the
         untouched stubs (with ``--junit``), each once a session."""
-        self.start("reference", "grade", "--impl", "reference", report="report.json")
-        self.start("stubs", "grade", junit="junit.xml")
-
-    def _run(self, name: str, args: tuple[str, ...], files: dict[str, str], timeout: float) -> GradeRun:
-        out = self.base / name
-        out.mkdir(parents=True, exist_ok=True)
-        extra = [a for option, file in files.items() for a in (f"--{option}", str(out / file))]
-        run = run_grader(*args, *extra, results=out / "results.json", timeout=timeout)
-        for option, file in files.items():
-            setattr(run, option, out / file)
-        return run
+        self.start("reference", impl="reference", report=True)
+        self.start("stubs", junit=True)
 
 
 @pytest.fixture(scope="session")

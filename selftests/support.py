@@ -9,9 +9,11 @@ import shutil
 import subprocess
 import sys
 import time
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 
+from grader.request import GradeRequest
 from harness.childenv import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -20,33 +22,98 @@ EOT = "<|endoftext|>"
 
 @dataclass
 class GradeRun:
+    """One ``python -m grader grade`` run (:func:`run_grade`): exit status, output, the results
+    file read back (``{}`` when none was written) and where its other files went."""
+
     code: int
     stdout: str
     stderr: str
-    results: dict | None
-    junit: Path | None = None
-    report: Path | None = None  # the grade command's --report, when the run wrote one
+    results: dict
+    seconds: float = 0.0  # the whole run, as the caller waited for it
+    ended: float = 0.0  # when grade exited, on the monotonic clock
+    out: Path | None = None  # the folder holding results.json (and junit.xml, report.json, tmp/)
+    junit: Path | None = None  # the grade command's --junit, when asked for
+    report: Path | None = None  # the grade command's --report, when asked for
+    tmp: Path | None = None  # the private TMPDIR, when asked for
+    left: list[str] = field(default_factory=list)  # what was left in the private TMPDIR at the end
+    request: GradeRequest = field(default_factory=GradeRequest)  # what was asked (its command line: request.argv())
 
     @property
     def tests(self) -> list[dict]:
-        return self.results["tests"] if self.results else []
+        return self.results.get("tests", [])
 
     def group_scores(self) -> dict[str, float]:
-        scores: dict[str, float] = {}
+        """Points got per group."""
+        return {name: got for name, (got, _) in self.group_points().items()}
+
+    def group_points(self) -> dict[str, list[float]]:
+        """``[got, most]`` per group."""
+        groups: dict[str, list[float]] = {}
         for t in self.tests:
-            scores[t["tags"][0]] = scores.get(t["tags"][0], 0.0) + t["score"]
-        return scores
+            got, most = groups.get(t["tags"][0], [0.0, 0.0])
+            groups[t["tags"][0]] = [got + t["score"], most + t["max_score"]]
+        return groups
+
+    def report_data(self) -> dict:
+        """The plain JSON report (``report=True``) read back; ``{}`` when none was written."""
+        return json.loads(self.report.read_text(encoding="utf-8")) if self.report and self.report.is_file() else {}
+
+    @property
+    def log(self) -> str:
+        """grade's log beside the results file (its whole output), ``""`` when there is none."""
+        log = self.out / "grading.log" if self.out else None
+        return log.read_text(errors="replace") if log and log.is_file() else ""
+
+    def context(self, tail: int = 3000) -> str:
+        """What to show when an assertion on this run fails: which run, exit status, time, the
+        ends of its output and log."""
+        name = self.out.name if self.out else "grade"
+        return f"{name}: rc={self.code} in {self.seconds:.1f} s\n{self.stdout[-tail:]}\n{self.stderr[-tail:]}\n{self.log[-tail:]}"
 
 
-def run_grader(*args: str, results: Path, timeout: float = 900) -> GradeRun:
-    """``python -m grader <args> --results RESULTS`` in a subprocess; the parsed results."""
-    env = child_env(keep=("PYTHONPATH",))
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", *args, "--results", str(results)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-    )
-    data = json.loads(results.read_text(encoding="utf-8")) if results.exists() else None
-    return GradeRun(proc.returncode, proc.stdout, proc.stderr, data)
+def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = None, config: Path | str | None = None,
+          tests: list[str] | tuple[str, ...] | None = None, isolate: bool | None = None, max_time: float | None = None,
+          quiet: bool = False, self_checked: bool = False, junit: bool = False, report: bool = False,
+          private_tmp: bool = False, side_by_side: bool = False, timeout: float = 900, python: str | Path | None = None,
+          cwd: Path = ROOT, env: Mapping[str, str] | None = None, run_as: Callable[[list[str]], list[str]] | None = None,
+          ) -> GradeRun:
+    """The selftests' one way to grade: ``python -m grader grade`` in a subprocess (its command
+    line built by :class:`grader.request.GradeRequest`, as batch and compare build theirs),
+    writing ``out/results.json`` (``junit``: also ``out/junit.xml``, ``report``: ``out/report.json``).
+
+    The request: ``submission`` (default the in-repo student/, or ``impl``), ``config`` (a file
+    or a policy name), ``tests``, ``isolate`` (False: ``--no-isolate``), ``max_time``,
+    ``quiet``, ``self_checked`` (as batch grades: the start-up self-check is tested on its own).
+    How it runs: ``python`` (default this interpreter; another one, a venv's, runs its own
+    installation: this process's PYTHONPATH does not pass), ``cwd``, ``env`` (the environment to
+    start from, PYTHONPATH included; default this process's; pytest's and the harness's own
+    ``PYTEST*``/``BPE_*`` variables never pass),
+    ``private_tmp`` (TMPDIR ``out/tmp``; what is left there is ``run.left``), ``side_by_side``
+    (graded beside other gradings: no busy-polling for replies, as batch runs them),
+    ``run_as`` (turns the command into one run as another user), ``timeout`` (seconds)."""
+    out.mkdir(parents=True, exist_ok=True)
+    results = out / "results.json"
+    request = GradeRequest(submission=submission, impl=impl or "student", results=results,
+                           junit=out / "junit.xml" if junit else None, config=config, isolate=isolate, max_time=max_time,
+                           quiet=quiet, report=out / "report.json" if report else None,
+                           tests=tuple(tests) if tests else None, self_checked=self_checked)
+    cmd = request.argv(str(python or sys.executable))
+    values = {}
+    if private_tmp:
+        (out / "tmp").mkdir(exist_ok=True)
+        values["TMPDIR"] = str(out / "tmp")
+    if side_by_side:
+        values["BPE_GRADER_SPIN"] = "0"
+    keep = ("PYTHONPATH",) if python is None or env is not None else ()
+    child = child_env(base=env, drop=("PYTEST*", "BPE_*"), keep=keep, **values)
+    started = time.monotonic()
+    proc = subprocess.run(run_as(cmd) if run_as else cmd, cwd=cwd, env=child, capture_output=True, text=True,
+                          timeout=timeout, stdin=subprocess.DEVNULL)
+    ended = time.monotonic()
+    data = json.loads(results.read_text(encoding="utf-8")) if results.is_file() else {}
+    return GradeRun(proc.returncode, proc.stdout, proc.stderr, data, seconds=ended - started, ended=ended, out=out,
+                    junit=request.junit, report=request.report, tmp=out / "tmp" if private_tmp else None,
+                    left=sorted(os.listdir(out / "tmp")) if private_tmp else [], request=request)
 
 
 def make_submission(dest: Path, from_reference: tuple[str, ...] = ()) -> Path:
@@ -126,29 +193,6 @@ def build_layout(layout: str, dest: Path) -> Path:
     else:
         raise ValueError(f"unknown layout {layout!r}")
     return dest
-
-
-def grade_with_private_tmp(sub: Path, out: Path, *extra: str, tests: list[str] | None = None) -> dict:
-    """``python -m grader grade`` on ``sub`` (``tests``: a ``--tests`` selection) with a
-    private TMPDIR, run beside other gradings (no busy-polling for replies, as ``batch`` runs
-    several at once): return code, output, results, group scores (``[got, most]``), seconds
-    and what was left in the TMPDIR."""
-    private = out / "tmp"
-    private.mkdir(parents=True)
-    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), TMPDIR=str(private), BPE_GRADER_SPIN="0")
-    results = out / "results.json"
-    cmd = [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results), *extra]
-    if tests:
-        cmd += ["--tests", *tests]
-    started = time.monotonic()
-    proc = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL)
-    data = json.loads(results.read_text()) if results.is_file() else {}
-    groups: dict[str, list[float]] = {}
-    for test in data.get("tests", []):
-        got, most = groups.get(test["tags"][0], [0.0, 0.0])
-        groups[test["tags"][0]] = [got + test["score"], most + test["max_score"]]
-    return {"rc": proc.returncode, "stdout": proc.stdout, "stderr": proc.stderr[-3000:], "results": data,
-            "groups": groups, "seconds": time.monotonic() - started, "left": sorted(os.listdir(private))}
 
 
 _RECORDER = """

@@ -13,18 +13,16 @@ import hashlib
 import json
 import os
 import re
-import subprocess
 import sys
-import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import pytest
 
 from harness.impl import ROOT
-from harness.childenv import child_env
 
 from .attack_grading import attack_submission
+from .support import GradeRun, run_grade
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
 TESTS = [
@@ -156,32 +154,16 @@ ODD_LINKS = {"odd_file_names": [b"link\nscore: 100 (forged line)", b"\xff\xfe li
 FORGED_LINE = "score: 100"
 
 
-def grade(name: str, base: Path, tests: list[str] | None = None, config_name: str = "grading.yaml", run: str = "",
-          side_by_side: bool = False) -> dict:
+def grade(name: str, base: Path, tests: list[str] | None = None, config_name: str = "grading.yaml",
+          side_by_side: bool = False) -> GradeRun:
     """Grade attack ``name`` on ``tests`` (default: its SELECTION, else TESTS) as batch grades
     each submission: ``--self-checked`` (the start-up self-check has its own tests, in
     test_venv.py; test_nonroot.py grades attacks with it) and, ``side_by_side`` with other
     gradings, without busy-polling for replies (``BPE_GRADER_SPIN=0``)."""
     tests = SELECTION.get(name, TESTS) if tests is None else tests
-    sub = build(name, base)
-    results = base / name / f"results{run}" / "results.json"
-    config = base / config_name
-    env = child_env(drop=("PYTEST*", "BPE_*"), keep=("PYTHONPATH",), **({"BPE_GRADER_SPIN": "0"} if side_by_side else {}))
-    start = time.monotonic()
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results),
-         "--config", str(config), "--quiet", "--max-time", str(GRADE_LIMIT - 30), "--self-checked", "--tests", *tests],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=GRADE_LIMIT + 60,
-    )
-    seconds = time.monotonic() - start
-    data = json.loads(results.read_text()) if results.is_file() else None
-    groups: dict[str, list[float]] = {}
-    for test in (data or {}).get("tests", []):
-        for tag in test.get("tags", []):
-            got, most = groups.setdefault(tag, [0.0, 0.0])
-            groups[tag] = [got + test["score"], most + test["max_score"]]
-    return {"rc": proc.returncode, "seconds": seconds, "results": data, "groups": groups,
-            "stderr": proc.stderr[-3000:], "stdout": proc.stdout[-3000:]}
+    return run_grade(base / name / "results", submission=build(name, base), config=base / config_name, quiet=True,
+                     max_time=GRADE_LIMIT - 30, self_checked=True, tests=tests, side_by_side=side_by_side,
+                     timeout=GRADE_LIMIT + 60)
 
 
 # the gradings that take longest (waiting out call timeouts, a fresh worker per test case,
@@ -215,20 +197,20 @@ CONFINED = "isolation: own user id, private root directory"
 @pytest.mark.parametrize("name", list(EXPECT))
 def test_attack_is_contained(graded, name):
     out = graded[name]
-    context = f"{name}: rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout']}\n{out['stderr']}"
-    assert out["rc"] == 0, context
-    assert out["seconds"] < GRADE_LIMIT, context
-    data = out["results"]
-    assert data is not None and data.get("tests"), context  # a genuine results file, not a forged one
+    context = f"{name}: {out.context()}"
+    assert out.code == 0, context
+    assert out.seconds < GRADE_LIMIT, context
+    data = out.results
+    assert out.tests, context  # a genuine results file, not a forged one
     if os.geteuid() == 0:
         assert CONFINED in data["output"], f"run as root, the worker must be confined\n{context}"
     elif name in NEED_ROOT:
         pytest.skip(f"{name}: not root, so the worker cannot be confined here ({data['output'].splitlines()[-1]})")
     assert "forged" not in json.dumps(data)[:100000] or name in ODD_LINKS
     assert not any(line.startswith(FORGED_LINE) for line in data["output"].splitlines()), data["output"]
-    control = graded["control_wrong_merge"]["groups"]["merge"][0]
+    control = graded["control_wrong_merge"].group_scores()["merge"]
     for group, expectation in EXPECT[name].items():
-        got, most = out["groups"].get(group, [0.0, 0.0])
+        got, most = out.group_points().get(group, [0.0, 0.0])
         assert most > 0, f"{group}: no tests graded\n{context}"
         if expectation == FULL:
             assert got == pytest.approx(most), f"{group}: {got}/{most}, expected full marks\n{context}"
@@ -240,7 +222,7 @@ def test_attack_is_contained(graded, name):
             assert got <= most + 1e-9
         else:
             assert got <= control + 1e-9, f"{group}: {got}/{most}, more than the honest wrong code's {control}"
-    assert sum(g[0] for g in out["groups"].values()) == pytest.approx(data["score"], abs=0.01)
+    assert sum(out.group_scores().values()) == pytest.approx(data["score"], abs=0.01)
 
 
 def test_fixture_files_survive_the_attacks(graded):
@@ -275,14 +257,14 @@ def test_a_function_that_times_out_on_three_tests_in_a_row_is_no_longer_called(t
     with ThreadPoolExecutor(max_workers=2) as pool:
         outs = dict(zip(SPINNING, pool.map(lambda n: grade(n, tmp_path, side_by_side=True), SPINNING)))
     for name, out in outs.items():
-        context = f"{name}: rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout']}\n{out['stderr']}"
-        assert out["rc"] == 0 and out["results"] and out["results"]["tests"], context
-        assert out["results"]["score"] == 0, context
-        output = out["results"]["output"]
+        context = f"{name}: {out.context()}"
+        assert out.code == 0 and out.tests, context
+        assert out.results["score"] == 0, context
+        output = out.results["output"]
         for function in SPUN:
             assert re.search(rf"{function} timed out on 3 tests in a row; the \d+ other tests? that calls? it w", output), context
         assert "time budget" not in output, context
-        not_called = [t for t in out["results"]["tests"] if "not run: " in t["output"] and "tests in a row" in t["output"]]
+        not_called = [t for t in out.tests if "not run: " in t["output"] and "tests in a row" in t["output"]]
         assert not_called, context
 SPEED_TEST = "tests/hidden/test_speed_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit"
 WARM_UP = "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte"  # starts the worker first
@@ -310,10 +292,10 @@ groups:
 REFERENCE_TIME = re.compile(r"reference ([0-9.]+) s \(best of 3, timed with the submission's (\d+) process\(es\) stopped\)")
 
 
-def _speed_line(out: dict) -> tuple[float, int, str]:
-    test = next(t for t in out["results"]["tests"] if "speed" in t["name"])
+def _speed_line(out: GradeRun) -> tuple[float, int, str]:
+    test = next(t for t in out.tests if "speed" in t["name"])
     found = REFERENCE_TIME.search(test["output"])
-    assert found, f"no reference time in the speed test's output:\n{test['output']}\n{out['stderr']}"
+    assert found, f"no reference time in the speed test's output:\n{test['output']}\n{out.stderr[-3000:]}"
     return float(found.group(1)), int(found.group(2)), test["output"].splitlines()[0]
 
 
@@ -328,7 +310,7 @@ def test_cpu_burner_cannot_slow_the_reference_timing(tmp_path):
     quiet_ref, _, quiet_line = _speed_line(quiet)
     burned_ref, stopped, burned_line = _speed_line(burned)
     context = f"quiet: {quiet_line}\nburner: {burned_line}"
-    assert burned["rc"] == 0 and burned["seconds"] < GRADE_LIMIT, context
+    assert burned.code == 0 and burned.seconds < GRADE_LIMIT, context
     assert stopped >= 1 + 6, f"the burners were not all stopped\n{context}"
     if burned_ref > 1.5 * quiet_ref:  # timings of ~0.1 s (load noise): one more pair of gradings before concluding
         base = tmp_path / "again"
@@ -338,8 +320,8 @@ def test_cpu_burner_cannot_slow_the_reference_timing(tmp_path):
         again, _, again_line = _speed_line(grade("cpu_burner", base, [WARM_UP, SPEED_TEST], "speed.yaml"))
         burned_ref, context = min(burned_ref, again), f"{context}\nburner again: {again_line}"
     assert burned_ref <= 1.5 * quiet_ref, f"the burner slowed the reference timing down\n{context}"
-    assert quiet["results"]["score"] == pytest.approx(20), f"the honest run must pass\n{context}"
-    assert burned["results"]["score"] == pytest.approx(20), f"the honest code under the burner must pass\n{context}"
+    assert quiet.results["score"] == pytest.approx(20), f"the honest run must pass\n{context}"
+    assert burned.results["score"] == pytest.approx(20), f"the honest code under the burner must pass\n{context}"
     leftovers = [p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline") if _burner(p)]
     assert not leftovers, f"burners still running after grading: {leftovers}"
 

@@ -24,7 +24,7 @@ from grader.config import ConfigError, load_config
 from harness.childenv import child_env
 from sandbox.imports import ForbiddenFinder, forbidden_files
 
-from .support import ROOT
+from .support import ROOT, GradeRun, run_grade
 from .venvs import make_venv, site_packages
 
 pytestmark = pytest.mark.timeout(900)  # whole gradings: past the suite's 120 s per test on a loaded machine
@@ -62,27 +62,22 @@ def delegation(tmp_path_factory) -> Path:
     return base
 
 
-def grade(base: Path, forbidden: str, name: str, submission: str = "submission", *extra: str) -> tuple[subprocess.CompletedProcess, dict]:
-    """Grade ``base/submission`` with ``forbidden`` as grading.yaml's forbidden_modules line;
-    ``extra``: grade options (``--no-isolate``) and the tests (default :data:`TESTS`)."""
+def grade(base: Path, forbidden: str, name: str, submission: str = "submission", *, isolate: bool | None = None,
+          tests: list[str] = TESTS) -> GradeRun:
+    """Grade ``base/submission`` (with the venv's grader) on ``tests``, with ``forbidden`` as
+    grading.yaml's forbidden_modules line (``isolate=False``: ``--no-isolate``)."""
     config = base / f"{name}.yaml"
     config.write_text(CONFIG.format(forbidden=forbidden))
-    results = base / f"{name}.json"
-    env = child_env(BPE_GRADER_SPIN="0")  # graded beside the other grading: no busy-polling, as batch runs them
-    options, tests = [a for a in extra if a.startswith("-")], [a for a in extra if not a.startswith("-")] or TESTS
-    proc = subprocess.run(
-        [str(base / "venv" / "bin" / "python"), "-m", "grader", "grade", "--submission", str(base / submission),
-         "--config", str(config), "--results", str(results), *options, "--tests", *tests],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=600, stdin=subprocess.DEVNULL,
-    )
-    return proc, json.loads(results.read_text(encoding="utf-8"))
+    # graded beside the other grading: no busy-polling, as batch runs them
+    return run_grade(base / name, python=base / "venv" / "bin" / "python", submission=base / submission, config=config,
+                     isolate=isolate, tests=tests, side_by_side=True, timeout=600)
 
 
 GRADINGS = {"default": "", "control": "forbidden_modules: []"}  # name -> grading.yaml's forbidden_modules line
 
 
 @pytest.fixture(scope="module")
-def graded(delegation) -> dict[str, tuple[subprocess.CompletedProcess, dict]]:
+def graded(delegation) -> dict[str, GradeRun]:
     """The attack graded with the default forbidden modules and with none (the control), at once."""
     with ThreadPoolExecutor(max_workers=len(GRADINGS)) as pool:
         futures = {name: pool.submit(grade, delegation, line, name) for name, line in GRADINGS.items()}
@@ -99,9 +94,9 @@ def by_group(data: dict) -> dict[str, tuple[float, float, list[str]]]:
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
 def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(graded):
-    proc, data = graded["default"]
-    assert proc.returncode == 0, proc.stderr
-    groups = by_group(data)
+    run = graded["default"]
+    assert run.code == 0, run.stderr
+    groups = by_group(run.results)
     for group, module in (("encode", "tiktoken"), ("train", "tokenizers")):
         got, most, texts = groups[group]
         assert most > 0 and got == 0, (group, got, most)
@@ -110,9 +105,9 @@ def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(graded)
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
 def test_the_same_delegation_scores_full_marks_when_nothing_is_forbidden(graded):
-    proc, data = graded["control"]
-    assert proc.returncode == 0, proc.stderr
-    for group, (got, most, texts) in by_group(data).items():
+    run = graded["control"]
+    assert run.code == 0, run.stderr
+    for group, (got, most, texts) in by_group(run.results).items():
         assert most > 0 and got == pytest.approx(most), (group, texts[:1])
 
 
@@ -121,7 +116,7 @@ ROUTES = ("renamed", "vendored")  # tiktoken's compiled core alone under another
 
 
 @pytest.fixture(scope="module")
-def vendored(delegation) -> dict[str, tuple[subprocess.CompletedProcess, dict]]:
+def vendored(delegation) -> dict[str, GradeRun]:
     """The attack that brings tiktoken's compiled core along (selftests/attacks/_vendor_compiled_core),
     both ways, graded isolated and, the control, in-process (``--no-isolate``), two at a time."""
     tiktoken = site_packages(delegation / "venv") / "tiktoken"
@@ -140,7 +135,7 @@ def vendored(delegation) -> dict[str, tuple[subprocess.CompletedProcess, dict]]:
     runs = {f"{route}{how}": (route, how) for route in ROUTES for how in ("", "-control")}
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
-            name: pool.submit(grade, delegation, "", name, f"vendor-{route}", *(["--no-isolate"] if how else []), TESTS[0])
+            name: pool.submit(grade, delegation, "", name, f"vendor-{route}", isolate=False if how else None, tests=TESTS[:1])
             for name, (route, how) in runs.items()
         }
         return {name: future.result() for name, future in futures.items()}
@@ -153,15 +148,15 @@ def test_compiled_code_brought_along_scores_zero_saying_so(vendored, route):
     the whole library and takes the import hook away, the kernel will not load its compiled
     code: 0, with the message naming the file. The control (the same submission run
     in-process) scores full marks, so the attack itself works."""
-    proc, data = vendored[route]
-    assert proc.returncode == 0, proc.stderr[-2000:]
-    got, most, texts = by_group(data)["encode"]
+    run = vendored[route]
+    assert run.code == 0, run.stderr[-2000:]
+    got, most, texts = by_group(run.results)["encode"]
     assert most > 0 and got == 0, (got, most, texts[:1])
     where = "student/fastbpe/_tiktoken" if route == "renamed" else "tiktoken/_tiktoken"
     assert all(f"your code loads compiled code ({where}" in t and "grading allows only Python source" in t for t in texts), texts[:1]
-    control, data = vendored[f"{route}-control"]
-    assert control.returncode == 0, control.stderr[-2000:]
-    got, most, texts = by_group(data)["encode"]
+    control = vendored[f"{route}-control"]
+    assert control.code == 0, control.stderr[-2000:]
+    got, most, texts = by_group(control.results)["encode"]
     assert most > 0 and got == pytest.approx(most), texts[:1]
 
 

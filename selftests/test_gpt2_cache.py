@@ -3,7 +3,6 @@ expected, for ``grade`` and for students' ``pytest``: never a urllib3 traceback.
 
 from __future__ import annotations
 
-import json
 import subprocess
 import sys
 
@@ -11,7 +10,7 @@ import pytest
 
 from harness.childenv import child_env
 
-from .support import ROOT
+from .support import ROOT, run_grade
 
 CACHE_NAMES = ("6c7ea1a7e38e3a7f062df639a5b80947f075ffe6", "6d1cbeee0f20b3d9449abfede4726ed8212e3aee")
 
@@ -34,14 +33,10 @@ def assert_one_line_naming_the_cache(text: str, folder: str) -> None:
 
 
 def test_grade_without_gpt2_files_ends_in_one_line(no_gpt2_env, tmp_path):
-    results = tmp_path / "results.json"
-    proc = subprocess.run(
-        [sys.executable, "-m", "grader", "grade", "--impl", "reference", "--results", str(results)],
-        cwd=ROOT, env=no_gpt2_env, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 1, proc.stderr
-    assert_one_line_naming_the_cache(proc.stdout + proc.stderr, no_gpt2_env["TIKTOKEN_CACHE_DIR"])
-    output = json.loads(results.read_text(encoding="utf-8"))["output"]
+    run = run_grade(tmp_path / "out", impl="reference", env=no_gpt2_env, timeout=120)
+    assert run.code == 1, run.stderr
+    assert_one_line_naming_the_cache(run.stdout + run.stderr, no_gpt2_env["TIKTOKEN_CACHE_DIR"])
+    output = run.results["output"]
     assert "TIKTOKEN_CACHE_DIR" in output and output.count("\n") <= 1, output
 
 

@@ -101,13 +101,13 @@ def module_gradings(gradings, broken_configs, tmp_path_factory):
     warmup = submission / "student" / "warmup.py"
     # the warm-up's word tokenizer needs pre-tokenization, which this submission lacks: inline it
     warmup.write_text(warmup.read_text().replace("from .pretokenize import pretokenize", PARTIAL_PREAMBLE))
-    gradings.start("partial", "grade", "--submission", str(submission))
-    gradings.start("subset", "grade", "--impl", "reference", "--tests", "tests/public/test_primitives.py")
+    gradings.start("partial", submission=submission)
+    gradings.start("subset", impl="reference", tests=["tests/public/test_primitives.py"])
     wrapped = make_submission(tmp_path_factory.mktemp("wrapped") / "alice" / "my_bpe_repo", ("primitives.py",))
-    gradings.start("wrapped", "grade", "--submission", str(wrapped.parent), "--tests", "tests/public/test_primitives.py")
-    gradings.start("stubs-again", "grade")
+    gradings.start("wrapped", submission=wrapped.parent, tests=["tests/public/test_primitives.py"])
+    gradings.start("stubs-again")
     for name, config in broken_configs.items():
-        gradings.start(f"policy-{name}", "grade", "--config", str(config), timeout=300)
+        gradings.start(f"policy-{name}", config=config, timeout=300)
     return gradings
 
 
@@ -192,7 +192,7 @@ def test_broken_grading_yaml_gives_one_line_and_exit_status_2(module_gradings, b
     message = run.stderr.strip()
     assert len(message.splitlines()) == 1, f"expected one line, got:\n{message}"
     assert str(config) in message and expected in message, message
-    assert run.results is not None and run.results["score"] == 0
+    assert run.results.get("score") == 0, run.results
     assert expected in run.results["output"]
 
 

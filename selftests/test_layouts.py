@@ -33,7 +33,7 @@ from grader.config import load_config
 from harness.impl import ROOT, Implementation, LocalBackend
 
 from .support import build_layout as build
-from .support import LAYOUT_FIXTURES, grade_with_private_tmp, record_adapter_calls
+from .support import LAYOUT_FIXTURES, GradeRun, record_adapter_calls, run_grade
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="isolated grading needs Linux"),
@@ -155,6 +155,7 @@ ATTACK_TESTS = [
 
 
 RECORDED = ("stubs", False, False)  # its adapters.py also logs each call (in-process: to a file outside)
+CALLS = "calls.txt"  # where, beside its results
 
 
 def case_id(case) -> str:
@@ -171,20 +172,18 @@ def graded(tmp_path_factory) -> dict:
         try:
             sub = BUILD.get(layout, lambda d: build(layout, d))(base / name / "submission")
         except OSError as err:  # e.g. no hard links across file systems
-            return {"skip": f"{name} could not be built here: {err}"}
+            return f"{name} could not be built here: {err}"  # the reason to skip it
         bug = layout.partition(":")[2]
         tests = None if whole else (ATTACK_TESTS if layout in BUILD else CS336_MISSED_BUGS[bug][1] if bug in CS336_MISSED_BUGS
                                     else CS336_SELECTION if bug else SELECTION)
-        log = base / name / "calls.txt"
         if case == RECORDED:
-            record_adapter_calls(sub / "adapters.py", log)
+            record_adapter_calls(sub / "adapters.py", base / name / CALLS)
         try:
             # isolated, the start-up self-check (tested in test_venv) runs in the whole-suite grading
-            flags = {(True, True): [], (True, False): ["--self-checked"]}.get((isolated, whole), ["--no-isolate"])
-            if layout in ("cs336", "cs336_buggy") and not whole:  # graded like the other layouts, by grading.yaml
-                flags += ["--config", "default"]
-            out = grade_with_private_tmp(sub, base / name, *flags, tests=tests)
-            return {**out, "calls": log.read_text().split() if log.exists() else []}
+            # layouts graded like the other layouts, by grading.yaml
+            config = "default" if layout in ("cs336", "cs336_buggy") and not whole else None
+            return run_grade(base / name, submission=sub, isolate=None if isolated else False, self_checked=isolated and not whole,
+                             config=config, tests=tests, private_tmp=True, side_by_side=True, timeout=600)
         finally:
             if layout == "hard_links":  # its links raise the link count of this checkout's files
                 shutil.rmtree(sub, ignore_errors=True)
@@ -196,10 +195,10 @@ def graded(tmp_path_factory) -> dict:
         return dict(zip(order, pool.map(run, order)))
 
 
-def given(graded: dict, case: tuple) -> dict:
+def given(graded: dict, case: tuple) -> GradeRun:
     out = graded[case]
-    if "skip" in out:
-        pytest.skip(out["skip"])
+    if isinstance(out, str):
+        pytest.skip(out)
     return out
 
 
@@ -216,44 +215,44 @@ def missing_imports(path: Path) -> list[str]:
     return [n for n in dict.fromkeys(names) if n not in local and importlib.util.find_spec(n) is None]
 
 
-def _context(out: dict) -> str:
-    return f"rc={out['rc']} in {out['seconds']:.0f} s\n{out['stdout'][-3000:]}\n{out['stderr']}"
+def _context(out: GradeRun) -> str:
+    return out.context()
 
 
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] in LAYOUT_LINE and c[0] != "cs336_buggy"], ids=case_id)
 def test_correct_code_passes_every_adapters_tests_in_every_layout(graded, case):
     out = graded[case]
-    data = out["results"]
-    assert out["rc"] == 0 and data.get("tests"), _context(out)
+    data = out.results
+    assert out.code == 0 and data.get("tests"), _context(out)
     most = sum(t["max_score"] for t in data["tests"])
     assert data["score"] == pytest.approx(most) and most > 0, _context(out)
-    assert LAYOUT_LINE[case[0]] in out["stdout"], _context(out)
+    assert LAYOUT_LINE[case[0]] in out.stdout, _context(out)
     if case[0].startswith("cs336"):
-        assert f"not installed where grading runs: {', '.join(missing_imports(LAYOUT_FIXTURES / 'cs336' / 'tests' / 'adapters.py'))} (" in out["stdout"], _context(out)
+        assert f"not installed where grading runs: {', '.join(missing_imports(LAYOUT_FIXTURES / 'cs336' / 'tests' / 'adapters.py'))} (" in out.stdout, _context(out)
 
 
 def test_a_correct_cs336_repository_gets_full_marks_on_the_whole_suite(graded):
     (case,) = [c for c in CASES if c[2]]
     out = graded[case]
-    assert out["rc"] == 0 and out["results"]["score"] == pytest.approx(100), _context(out)
-    assert "partial grade" not in out["stdout"], _context(out)
+    assert out.code == 0 and out.results["score"] == pytest.approx(100), _context(out)
+    assert "partial grade" not in out.stdout, _context(out)
 
 
 def test_a_correct_cs336_repository_is_graded_by_the_cs336_policy_and_passes_beyond_it_too(graded):
     (case,) = [c for c in CASES if c[2]]
     out = graded[case]
-    assert "policy: grading-cs336.yaml" in out["stdout"], _context(out)
-    assert set(out["groups"]) == {"speed", "train_bpe", "tokenizer", "encode_iterable", "beyond_cs336"}, _context(out)
-    assert out["groups"]["beyond_cs336"] == [0, 0], _context(out)
-    beyond = [t for t in out["results"]["tests"] if t["tags"][0] == "beyond_cs336"]
+    assert "policy: grading-cs336.yaml" in out.stdout, _context(out)
+    assert set(out.group_points()) == {"speed", "train_bpe", "tokenizer", "encode_iterable", "beyond_cs336"}, _context(out)
+    assert out.group_points()["beyond_cs336"] == [0, 0], _context(out)
+    beyond = [t for t in out.results["tests"] if t["tags"][0] == "beyond_cs336"]
     assert beyond and all(t["status"] == "passed" for t in beyond), _context(out)
 
 
 @pytest.mark.parametrize("bug", CS336_VISIBLE_BUGS)
 def test_a_bug_cs336_catches_loses_points_in_cs336_train_bpe_only(graded, bug):
     out = graded[(f"cs336:{bug}", True, False)]
-    assert "policy: grading-cs336.yaml" in out["stdout"], _context(out)
-    for group, (got, most) in out["groups"].items():
+    assert "policy: grading-cs336.yaml" in out.stdout, _context(out)
+    for group, (got, most) in out.group_points().items():
         if group == "train_bpe":
             assert got < most, f"{group}: {got}/{most}\n{_context(out)}"
         else:
@@ -264,14 +263,14 @@ def test_a_bug_cs336_catches_loses_points_in_cs336_train_bpe_only(graded, bug):
 def test_a_bug_cs336s_suite_misses_on_a_rule_it_states_loses_points_in_that_part(graded, bug):
     out = graded[(f"cs336:{bug}", True, False)]
     part = CS336_MISSED_BUGS[bug][0]
-    got, most = out["groups"][part]
+    got, most = out.group_points()[part]
     assert got < most, f"{part}: {got}/{most}\n{_context(out)}"
-    assert all(g == pytest.approx(m) for name, (g, m) in out["groups"].items() if name not in (part, "beyond_cs336")), _context(out)
+    assert all(g == pytest.approx(m) for name, (g, m) in out.group_points().items() if name not in (part, "beyond_cs336")), _context(out)
 
 
 def test_a_bug_only_this_assignments_rules_catch_costs_nothing_and_is_shown_beyond_cs336(graded):
     out = graded[("cs336:specials_numbered_first", True, False)]
-    data = out["results"]
+    data = out.results
     most = sum(t["max_score"] for t in data["tests"])
     assert most > 0 and data["score"] == pytest.approx(most), _context(out)
     failed = [t for t in data["tests"] if t["status"] == "failed"]
@@ -282,21 +281,21 @@ def test_a_bug_only_this_assignments_rules_catch_costs_nothing_and_is_shown_beyo
 def test_the_selection_calls_every_adapter_function_and_touches_every_group(graded):
     out = graded[RECORDED]
     adapters = {n.name for n in ast.parse((ROOT / "adapters.py").read_text()).body if isinstance(n, ast.FunctionDef)}
-    called = set(out["calls"])
+    called = set((out.out / CALLS).read_text().split()) if (out.out / CALLS).exists() else set()
     assert len(adapters) >= 12 and adapters <= called, f"never called by SELECTION: {sorted(adapters - called)}"
     groups = {g.name for g in load_config(ROOT / "grading.yaml").groups} - {"speed"}
-    assert groups <= set(out["groups"]), f"no test of SELECTION in: {sorted(groups - set(out['groups']))}"
+    assert groups <= set(out.group_points()), f"no test of SELECTION in: {sorted(groups - set(out.group_points()))}"
 
 
 def test_a_buggy_cs336_submission_loses_points_only_where_its_bug_is(graded):
     out = graded[("cs336_buggy", True, False)]
-    context = f"{out['stdout'][-3000:]}\n{out['stderr']}"
-    for group, (got, most) in out["groups"].items():
+    context = out.context()
+    for group, (got, most) in out.group_points().items():
         if group == "train_bpe":
             assert got < most, f"{group}: {got}/{most}\n{context}"
         else:
             assert got == pytest.approx(most), f"{group}: {got}/{most}\n{context}"
-    assert "train_bpe" in out["groups"], context
+    assert "train_bpe" in out.group_points(), context
 
 
 @pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
@@ -461,14 +460,14 @@ def test_a_missing_training_file_may_raise_value_error_or_file_not_found(tmp_pat
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_grading_leaves_nothing_in_its_temporary_folder(graded, case):
     out = given(graded, case)
-    assert out["rc"] == 0 and out["results"].get("tests"), out
-    assert out["left"] == [], f"left behind in TMPDIR: {out['left'][:10]}"
+    assert out.code == 0 and out.tests, out.context()
+    assert out.left == [], f"left behind in TMPDIR: {out.left[:10]}"
 
 
 @pytest.mark.parametrize("layout", ["failing", "stub_only", "student_link", "hard_links"])
 def test_a_broken_empty_or_linked_submission_scores_zero(graded, layout):
     out = given(graded, (layout, True, False))
-    assert out["results"]["tests"] and out["results"]["score"] == 0, out["stdout"]
+    assert out.results["tests"] and out.results["score"] == 0, out.stdout
 
 
 @pytest.mark.parametrize("layout, note", [
@@ -478,14 +477,14 @@ def test_a_broken_empty_or_linked_submission_scores_zero(graded, layout):
 ])
 def test_what_the_copy_left_out_is_said_in_the_output(graded, layout, note):
     out = given(graded, (layout, True, False))
-    assert "left out of the copy graded: " in out["stdout"] and note in out["stdout"], out["stdout"]
+    assert "left out of the copy graded: " in out.stdout and note in out.stdout, out.stdout
 
 
 def test_a_link_to_the_checkout_folder_leaks_nothing_and_costs_honest_code_nothing(graded):
     out = given(graded, ("checkout_link", True, False))
-    text = json.dumps(out["results"])
+    text = json.dumps(out.results)
     assert "LEAKED" not in text and "hidden_visibility" not in text, text[:3000]
-    assert out["results"]["score"] == pytest.approx(sum(t["max_score"] for t in out["results"]["tests"]))
+    assert out.results["score"] == pytest.approx(sum(t["max_score"] for t in out.results["tests"]))
 
 
 def test_a_link_inside_the_submission_is_kept(tmp_path):

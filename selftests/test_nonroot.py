@@ -27,7 +27,7 @@ import pytest
 from sandbox.pyenv import environment_path
 
 from . import test_attacks as A
-from .support import ROOT
+from .support import ROOT, GradeRun, run_grade
 
 USER_ID = 1_899_000_123  # below the workers' ids (sandbox.uids.UID_BASE)
 # forge_report also leaves a child behind (it keeps rewriting the report for two minutes)
@@ -110,16 +110,14 @@ def stage():
     shutil.rmtree(base, ignore_errors=True)
 
 
-def grade_as_user(stage: Path, name: str, *args: str) -> tuple[subprocess.CompletedProcess, dict | None]:
+def grade_as_user(stage: Path, name: str, **request) -> GradeRun:
+    """:func:`run_grade` of ``request`` as USER_ID, writing to ``stage/out/NAME``."""
     out = stage / "out" / name
     out.mkdir(parents=True)
     os.chown(out, USER_ID, USER_ID)
-    results = out / "results.json"
     # graded two at a time: no busy-polling for replies, as batch runs them
-    cmd = as_user([sys.executable, "-m", "grader", "grade", *args, "--results", str(results), "--quiet"], stage, BPE_GRADER_SPIN="0")
-    proc = subprocess.run(cmd, cwd=ROOT, capture_output=True, text=True, timeout=A.GRADE_LIMIT + 60, stdin=subprocess.DEVNULL)
-    data = json.loads(results.read_text()) if results.is_file() else None
-    return proc, data
+    return run_grade(out, quiet=True, run_as=lambda command: as_user(command, stage, BPE_GRADER_SPIN="0"),
+                     timeout=A.GRADE_LIMIT + 60, **request)
 
 
 @pytest.fixture(scope="module")
@@ -133,7 +131,7 @@ def graded(stage):
 
     def one(name: str):
         sub = stage / "attacks" / name / "submission"
-        return grade_as_user(stage, name, "--submission", str(sub), "--config", str(stage / "grading.yaml"), "--tests", *A.TESTS)
+        return grade_as_user(stage, name, submission=sub, config=stage / "grading.yaml", tests=A.TESTS)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(ATTACKS, pool.map(one, ATTACKS)))
@@ -153,12 +151,13 @@ def test_attacks_gain_nothing_as_an_ordinary_user(graded, name):
     scores only what the fallback both attacks share (returning no merges) earns, below full
     marks (a successful attack answers correctly: full marks); the untouched groups, run by
     the reference solution under it, keep full marks."""
-    proc, data = graded[name]
-    context = f"{name}: rc={proc.returncode}\n{proc.stderr[-2000:]}"
-    assert proc.returncode == 0 and data is not None and data.get("tests"), context
+    run = graded[name]
+    data = run.results
+    context = f"{name}: rc={run.code}\n{run.stderr[-2000:]}"
+    assert run.code == 0 and run.tests, context
     assert NAMESPACES in data["output"] and "weak" not in data["output"], data["output"][-500:]
     assert "forged" not in json.dumps(data)[:100000]
-    fallback = {n: scores(graded[n][1])["merge"][0] for n in ATTACKS if graded[n][1] and graded[n][1].get("tests")}
+    fallback = {n: scores(graded[n].results)["merge"][0] for n in ATTACKS if graded[n].tests}
     for group, (got, most) in scores(data).items():
         assert most > 0, context
         if A.EXPECT[name].get(group) == A.FULL:

@@ -25,6 +25,7 @@ import pytest
 from harness.impl import ROOT
 
 from .attack_grading import PAIRS, PRIMITIVES, grade, processes_using
+from .support import GradeRun
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="the isolation selftests need Linux"),
@@ -129,7 +130,7 @@ def graded(tmp_path_factory):
 
     def run_stopped():
         out = run("stopped")
-        if isinstance(out, dict) and len(ran(out)) < CASES_BEFORE_HANG:  # stopped before it got to the hang
+        if isinstance(out, GradeRun) and len(ran(out)) < CASES_BEFORE_HANG:  # stopped before it got to the hang
             out = run("stopped", "stopped_again", max_time=STOP_AFTER_AGAIN)
         return out
 
@@ -178,17 +179,17 @@ def journaled(base: Path) -> int:
     return sum(not line.startswith(b'{"facts"') for line in lines)
 
 
-def cases(out: dict) -> dict[str, dict]:
+def cases(out: GradeRun) -> dict[str, dict]:
     """The grading's test cases by node id (from grade --report)."""
-    return {t["nodeid"]: t for t in out["report"].get("tests", [])}
+    return {t["nodeid"]: t for t in out.report_data().get("tests", [])}
 
 
-def ran(out: dict) -> list[str]:
+def ran(out: GradeRun) -> list[str]:
     """The test cases the grading got to (an outcome other than "not run")."""
     return [nodeid for nodeid, t in cases(out).items() if t["outcome"] != "not run"]
 
 
-def outcome(graded, key) -> dict:
+def outcome(graded, key) -> GradeRun:
     out = graded[key]
     if isinstance(out, AssertionError):
         raise out
@@ -197,27 +198,27 @@ def outcome(graded, key) -> dict:
 
 def test_a_run_stopped_by_max_time_keeps_the_points_already_graded(graded):
     out = outcome(graded, "stopped")
-    assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
-    assert out["results"]["score"] == pytest.approx(10), out["context"]
-    assert f"grading stopped after {out['max_time']:g} s" in out["results"]["output"], out["context"]
+    assert out.group_scores() == {"pairs": pytest.approx(10), "rest": 0}, out.context()
+    assert out.results["score"] == pytest.approx(10), out.context()
+    assert f"grading stopped after {out.request.max_time:g} s" in out.results["output"], out.context()
     graded_cases = cases(out)
-    assert graded_cases[HANGING]["outcome"] == "not run", out["context"]
+    assert graded_cases[HANGING]["outcome"] == "not run", out.context()
     assert sum(t["outcome"] == "passed" for t in graded_cases.values()) == CASES_BEFORE_HANG
     assert_reported_as_far_as_it_went(out)
 
 
-def assert_reported_as_far_as_it_went(out: dict) -> None:
+def assert_reported_as_far_as_it_went(out: GradeRun) -> None:
     """A run that ended early still says which isolation was in force and reports the grader's
     peak memory (journaled as tests finish, read from outside while it runs)."""
-    assert "isolation: " in out["results"]["output"], out["context"]
-    assert out["report"]["grader_peak_mb"] > 0, out["context"]
+    assert "isolation: " in out.results["output"], out.context()
+    assert out.report_data()["grader_peak_mb"] > 0, out.context()
 
 
 def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(graded):
     out = outcome(graded, "crashed")  # nothing left in TMPDIR nor running: checked by grade()
-    assert out["groups"] == {"pairs": pytest.approx(10), "rest": 0}, out["context"]
-    assert "the test run stopped early" in out["results"]["output"], out["context"]
-    assert cases(out)[HANGING]["outcome"] == "not run", out["context"]
+    assert out.group_scores() == {"pairs": pytest.approx(10), "rest": 0}, out.context()
+    assert "the test run stopped early" in out.results["output"], out.context()
+    assert cases(out)[HANGING]["outcome"] == "not run", out.context()
     assert_reported_as_far_as_it_went(out)
 
 
@@ -227,37 +228,37 @@ def test_a_grading_stopped_by_a_signal_ends_at_once_keeping_the_points_of_the_te
     every worker end within seconds (nothing left: checked by grade()), and the results file
     holds the points of every test finished; the others are not run, saying why."""
     out = outcome(graded, key)
-    assert out["ended"] - SIGNALLED[key] < 10, out["context"]
+    assert out.ended - SIGNALLED[key] < 10, out.context()
     graded_cases = cases(out)
     finished = [t for t in graded_cases.values() if t["outcome"] != "not run"]
     not_run = [t for t in graded_cases.values() if t["outcome"] == "not run"]
-    assert len(finished) >= STOP_AT_CASES and not_run, out["context"]
-    assert all(t["outcome"] == "passed" for t in finished), out["context"]
+    assert len(finished) >= STOP_AT_CASES and not_run, out.context()
+    assert all(t["outcome"] == "passed" for t in finished), out.context()
     name = signal.Signals(GRADINGS[key].stop).name
-    assert all(f"grading stopped by {name} after" in t["output"] for t in not_run), out["context"]
-    assert f"grading stopped by {name} after" in out["results"]["output"], out["context"]
+    assert all(f"grading stopped by {name} after" in t["output"] for t in not_run), out.context()
+    assert f"grading stopped by {name} after" in out.results["output"], out.context()
     earned = sum(t["score"] for t in finished)
-    assert 0 < out["results"]["score"] == pytest.approx(earned, abs=0.011 * len(out["results"]["tests"])), out["context"]
-    assert out["results"]["score"] < 20, out["context"]
+    assert 0 < out.results["score"] == pytest.approx(earned, abs=0.011 * len(out.results["tests"])), out.context()
+    assert out.results["score"] < 20, out.context()
 
 
 def test_slow_correct_code_keeps_the_points_of_the_tests_finished_within_the_budget(graded):
     """The grading ends within its time budget (grade --max-time; grading.yaml's `budget`)
     with a results file: the tests finished keep their points, the others are not reached."""
     out = outcome(graded, "slow")
-    assert out["results"]["execution_time"] <= SLOW_BUDGET, out["context"]  # from grade's start, as a platform counts
-    assert out["seconds"] <= SLOW_BUDGET + 5, out["context"]  # and its exit, however loaded the machine
+    assert out.results["execution_time"] <= SLOW_BUDGET, out.context()  # from grade's start, as a platform counts
+    assert out.seconds <= SLOW_BUDGET + 5, out.context()  # and its exit, however loaded the machine
     graded_cases = cases(out)
     finished = [t for t in graded_cases.values() if t["outcome"] != "not run"]
     not_reached = [t for t in graded_cases.values() if t["outcome"] == "not run"]
-    assert finished and not_reached, out["context"]
-    assert all(t["outcome"] == "passed" for t in finished), out["context"]
+    assert finished and not_reached, out.context()
+    assert all(t["outcome"] == "passed" for t in finished), out.context()
     budget = f"the grading's time budget of {SLOW_BUDGET} s"
     assert all(t["output"] in (f"not reached: {budget} was used up before this test",
-                               f"not finished: {budget} ran out while this test was running") for t in not_reached), out["context"]
-    assert f"grading stopped after {SLOW_BUDGET} s, its time budget" in out["results"]["output"], out["context"]
-    assert out["report"]["budget_used_up"] is True, out["context"]
-    assert 0 < out["results"]["score"] == pytest.approx(sum(t["score"] for t in finished), abs=0.05), out["context"]
+                               f"not finished: {budget} ran out while this test was running") for t in not_reached), out.context()
+    assert f"grading stopped after {SLOW_BUDGET} s, its time budget" in out.results["output"], out.context()
+    assert out.report_data()["budget_used_up"] is True, out.context()
+    assert 0 < out.results["score"] == pytest.approx(sum(t["score"] for t in finished), abs=0.05), out.context()
 
 
 def test_a_test_over_its_timeout_fails_alone_and_the_next_test_gets_a_working_worker(graded):
@@ -266,54 +267,54 @@ def test_a_test_over_its_timeout_fails_alone_and_the_next_test_gets_a_working_wo
     worker it hung is replaced, and the tests around it keep their points."""
     out = outcome(graded, "timed_out")
     graded_cases = cases(out)
-    assert graded_cases[HANGING]["outcome"] == "failed", out["context"]
+    assert graded_cases[HANGING]["outcome"] == "failed", out.context()
     told = graded_cases[HANGING]["output"]
-    assert f"Timeout (>{HANG_TIMEOUT:.1f}s)" in told, out["context"]
-    assert "while your code was running adapters.run_merge(...)" in told, out["context"]
-    assert not re.search(r"(sandbox|harness|grader)/\w+\.py", told), out["context"]  # no harness frame
+    assert f"Timeout (>{HANG_TIMEOUT:.1f}s)" in told, out.context()
+    assert "while your code was running adapters.run_merge(...)" in told, out.context()
+    assert not re.search(r"(sandbox|harness|grader)/\w+\.py", told), out.context()  # no harness frame
     others = [t for nodeid, t in graded_cases.items() if nodeid != HANGING]
-    assert any(t["nodeid"].startswith(AFTER_HANG) for t in others), out["context"]
-    assert all(t["outcome"] == "passed" for t in others), out["context"]
-    assert out["groups"]["pairs"] == pytest.approx(10), out["context"]
+    assert any(t["nodeid"].startswith(AFTER_HANG) for t in others), out.context()
+    assert all(t["outcome"] == "passed" for t in others), out.context()
+    assert out.group_scores()["pairs"] == pytest.approx(10), out.context()
 
 
 @pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
 def test_a_grading_forcing_worker_restarts_leaves_a_concurrent_grading_untouched(graded):
     victim, attacker = outcome(graded, "victim"), outcome(graded, "restarts")
-    assert victim["groups"] == {"pairs": pytest.approx(10), "rest": pytest.approx(10)}, victim["context"]
-    assert attacker["groups"] == {"pairs": 0, "rest": pytest.approx(10)}, attacker["context"]
+    assert victim.group_scores() == {"pairs": pytest.approx(10), "rest": pytest.approx(10)}, victim.context()
+    assert attacker.group_scores() == {"pairs": 0, "rest": pytest.approx(10)}, attacker.context()
     restarts = sum("exited with status 3" in t["output"] for t in cases(attacker).values())
-    assert restarts >= 8, attacker["context"]
+    assert restarts >= 8, attacker.context()
 
 
 def test_never_ending_stalled_and_non_lazy_streams_fail_only_their_own_tests(graded):
     out = outcome(graded, "streams")
     tests = cases(out).values()
     failed = {t["nodeid"].split("[")[0] for t in tests if t["outcome"] != "passed"}
-    assert failed == STREAM_FAILURES, out["context"]
+    assert failed == STREAM_FAILURES, out.context()
     # the tests after a killed worker got the shared tokenizer made again, in a fresh worker
-    assert sum(t["outcome"] == "passed" for t in tests) >= 10, out["context"]
+    assert sum(t["outcome"] == "passed" for t in tests) >= 10, out.context()
     by_name = {t["nodeid"]: t["output"] for t in tests}
-    assert "timed out after 3 s" in by_name[STREAM_TESTS[2]], out["context"]
-    assert "ids" in by_name[STREAM_TESTS[1]] and "bytes of input" in by_name[STREAM_TESTS[1]], out["context"]
+    assert "timed out after 3 s" in by_name[STREAM_TESTS[2]], out.context()
+    assert "ids" in by_name[STREAM_TESTS[1]] and "bytes of input" in by_name[STREAM_TESTS[1]], out.context()
 
 
 def test_huge_returned_values_cost_the_grader_little(graded):
     out = outcome(graded, "huge")
-    assert out["results"]["score"] == 0, out["context"]
-    peak = out["report"]["grader_peak_mb"]
-    assert 0 < peak < MAX_GRADER_MB, f"the grader's test process peaked at {peak} MB\n{out['context']}"
-    for test in out["results"]["tests"]:
+    assert out.results["score"] == 0, out.context()
+    peak = out.report_data()["grader_peak_mb"]
+    assert 0 < peak < MAX_GRADER_MB, f"the grader's test process peaked at {peak} MB\n{out.context()}"
+    for test in out.results["tests"]:
         assert len(test["output"]) < 5000, test["output"][:300]
-    assert len(out["log"]) < 200_000
+    assert len(out.log) < 200_000
 
 
 def test_the_grader_stays_within_its_memory_budget_whatever_every_call_returns(graded):
     out = outcome(graded, "everywhere")
-    assert out["results"]["score"] == 0, out["context"]
-    peak = out["report"]["grader_peak_mb"]
-    assert 0 < peak < MAX_GRADER_MB, f"the grader's test process peaked at {peak} MB\n{out['context']}"
-    for test in out["results"]["tests"]:
+    assert out.results["score"] == 0, out.context()
+    peak = out.report_data()["grader_peak_mb"]
+    assert 0 < peak < MAX_GRADER_MB, f"the grader's test process peaked at {peak} MB\n{out.context()}"
+    for test in out.results["tests"]:
         assert len(test["output"]) < 5000, test["output"][:300]
 
 
@@ -345,24 +346,24 @@ def test_worker_uids_are_allocated_and_never_shared(tmp_path):
 
 def test_feedback_never_shows_the_harness_report_or_other_submissions_paths(graded):
     out = outcome(graded, "leak")
-    assert out["results"]["score"] == 0, out["context"]
+    assert out.results["score"] == 0, out.context()
     graded_cases = cases(out)
-    assert all("ValueError" in t["output"] for t in graded_cases.values()), out["context"]  # the attack did run
+    assert all("ValueError" in t["output"] for t in graded_cases.values()), out.context()  # the attack did run
     # listed first, the hidden test ran last, in a worker of its own: the visible merge test's
     # worker never saw a hidden input
-    assert "mounts/parent" in graded_cases[HANGING]["output"], out["context"]
-    shown = json.dumps(out["results"])
-    base = out["base"]
+    assert "mounts/parent" in graded_cases[HANGING]["output"], out.context()
+    shown = json.dumps(out.results)
+    base = out.out
     if "own pid namespace" not in shown:  # with one, the grader's command lines are out of its sight
-        assert "<harness>" in shown and "<grading>" in shown, out["context"]  # found, and hidden
-    assert "bpe-grade-" not in shown, f"bpe-grade- appears in the feedback\n{out['context']}"
-    for secret in (str(ROOT), str(ROOT.parent), str(base), str(base.parent), str(base / "out")):
+        assert "<harness>" in shown and "<grading>" in shown, out.context()  # found, and hidden
+    assert "bpe-grade-" not in shown, f"bpe-grade- appears in the feedback\n{out.context()}"
+    for secret in (str(ROOT), str(ROOT.parent), str(base), str(base.parent)):  # base: the results folder too
         if len(Path(secret).parts) <= 2:  # a top-level folder such as /tmp (a clone at /tmp/x) tells nothing
             continue
         # a whole path, not a tail of another one: with the checkout at /work/x, the secret
         # "/work" is also the tail of the sandbox's own ".../bpe-worker-abc/work"
         as_path = re.compile(r"(?<![\w.-])" + re.escape(secret) + r"(?![\w.-])")
-        assert not as_path.search(shown), f"{secret} appears in the feedback\n{out['context']}"
+        assert not as_path.search(shown), f"{secret} appears in the feedback\n{out.context()}"
 
 
 SNOOP = '''

@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import run_grader
+from .support import run_grade
 
 VACUOUS = Path(__file__).resolve().parent / "vacuous"
 KINDS = ["raise_everywhere", "return_empty"]
@@ -61,8 +61,7 @@ SLOW = os.environ.get("BPE_SLOW_SELFTESTS") == "1"
 
 def _grade_all(tmp_path: Path, tests: list[str]) -> dict:
     def one(kind: str):
-        args = ["grade", "--submission", str(VACUOUS / kind), "--quiet"]
-        return run_grader(*args, *(["--tests", *tests] if tests else []), results=tmp_path / kind / "results.json")
+        return run_grade(tmp_path / kind, submission=VACUOUS / kind, quiet=True, tests=tests or None)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(KINDS, pool.map(one, KINDS)))

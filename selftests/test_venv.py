@@ -20,7 +20,7 @@ import pytest
 
 from harness.childenv import child_env
 
-from .support import ROOT, make_submission
+from .support import ROOT, make_submission, run_grade
 from .venvs import make_venv
 
 pytestmark = [
@@ -44,18 +44,6 @@ def first_test_of_every_file() -> list[str]:
         ids.append(f"{path.relative_to(ROOT).as_posix()}::{name}")
     return ids
 COPY_IGNORE = shutil.ignore_patterns(".git", "__pycache__", ".hypothesis", "results", "batch-results", ".venv")
-
-
-def grade_with(python: Path, cwd: Path, *args: str, results: Path, env: dict | None = None, timeout: float = 900):
-    """``python -m grader grade ARGS`` with the venv's interpreter (no PYTHONPATH: the venv's
-    own installation is what runs); the exit status, stderr and the results file."""
-    env = child_env(base=env)
-    proc = subprocess.run(
-        [str(python), "-m", "grader", *args, "--results", str(results)],
-        cwd=cwd, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL,
-    )
-    data = json.loads(results.read_text(encoding="utf-8")) if results.exists() else None
-    return proc, data
 
 
 def scored(data: dict) -> tuple[float, float]:
@@ -87,24 +75,20 @@ def venv_gradings(gradings, tmp_venv, checkout_venv, tmp_path_factory):
     inside the checkout copy."""
     out = tmp_path_factory.mktemp("venv-gradings")
     checkout, python = checkout_venv
-    gradings.submit("venv under /tmp: reference", lambda: grade_with(
-        tmp_venv, ROOT, "grade", "--impl", "reference", "--tests", *first_test_of_every_file(),
-        results=out / "tmp-reference.json"))
+    gradings.start("venv under /tmp: reference", python=tmp_venv, impl="reference", tests=first_test_of_every_file())
     sub = make_submission(out / "sub", from_reference=tuple(p.name for p in (ROOT / "reference").glob("*.py")))
-    for who, args in zip(WHO, (["--impl", "reference"], ["--submission", str(sub)])):
-        results = out / f"checkout-{who.replace(' ', '-')}.json"
-        gradings.submit(f".venv inside the checkout: {who}", lambda args=args, results=results: grade_with(
-            python, checkout, "grade", *args, "--tests", *PART, results=results))
+    for who, request in zip(WHO, ({"impl": "reference"}, {"submission": sub})):
+        gradings.start(f".venv inside the checkout: {who}", python=python, cwd=checkout, tests=PART, **request)
     return gradings
 
 
 def test_venv_under_tmp_grades_the_reference_with_full_marks_on_every_test_file(venv_gradings):
-    proc, data = venv_gradings.get("venv under /tmp: reference")
-    assert proc.returncode == 0, proc.stderr
-    files = {t["extra_data"]["test"].split("::")[0] for t in data["tests"]}
+    run = venv_gradings.get("venv under /tmp: reference")
+    assert run.code == 0, run.stderr
+    files = {t["extra_data"]["test"].split("::")[0] for t in run.tests}
     assert len(files) == len(first_test_of_every_file()), sorted(files)
-    assert scored(data) == (pytest.approx(100.0), pytest.approx(100.0)), data["output"][-2000:]
-    assert "isolation: own user id, private root directory" in proc.stdout
+    assert scored(run.results) == (pytest.approx(100.0), pytest.approx(100.0)), run.results["output"][-2000:]
+    assert "isolation: own user id, private root directory" in run.stdout
 
 
 # the reference from the venv under /tmp: above; a correct submission graded from
@@ -112,11 +96,11 @@ def test_venv_under_tmp_grades_the_reference_with_full_marks_on_every_test_file(
 # broken the set-up is: graded once, by graded_stubs.
 @pytest.mark.parametrize("who", WHO)
 def test_grading_from_a_venv_inside_the_checkout_scores_by_the_code_alone(who, venv_gradings):
-    proc, data = venv_gradings.get(f".venv inside the checkout: {who}")
-    assert proc.returncode == 0, proc.stderr
-    got, possible = scored(data)
-    assert possible > 0 and got == pytest.approx(possible), data["output"][-2000:]
-    assert "private root directory" in proc.stdout
+    run = venv_gradings.get(f".venv inside the checkout: {who}")
+    assert run.code == 0, run.stderr
+    got, possible = scored(run.results)
+    assert possible > 0 and got == pytest.approx(possible), run.results["output"][-2000:]
+    assert "private root directory" in run.stdout
 
 
 PEEK = '''
@@ -172,16 +156,11 @@ def venv_without_regex(tmp_path_factory) -> tuple[Path, dict]:
 
 def test_the_self_check_stops_grading_when_the_worker_cannot_import_regex(venv_without_regex, tmp_path):
     python, env, extra = venv_without_regex
-    env = child_env(base=env, PYTHONPATH=str(extra))
-    results = tmp_path / "r.json"
-    proc = subprocess.run(
-        [str(python), "-m", "grader", "grade", "--impl", "reference", "--results", str(results)],
-        cwd=ROOT, env=env, capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
-    )
-    assert proc.returncode == 1
-    lines = proc.stderr.strip().splitlines()
-    assert len(lines) == 1 and lines[0].startswith("grade: harness error") and "'regex'" in lines[0], proc.stderr
-    data = json.loads(results.read_text(encoding="utf-8"))
+    run = run_grade(tmp_path, python=python, impl="reference", env=child_env(base=env, PYTHONPATH=str(extra)), timeout=300)
+    assert run.code == 1
+    lines = run.stderr.strip().splitlines()
+    assert len(lines) == 1 and lines[0].startswith("grade: harness error") and "'regex'" in lines[0], run.stderr
+    data = run.results
     assert data["tests"] == [] and "score" not in data  # nothing blamed on a submission
     assert "could not run" in data["output"] and "'regex'" in data["output"]
 
