@@ -38,6 +38,7 @@ from .attention import table as attention_table
 from .config import Config, ConfigError, load_config
 from .intake import Rejected, Submission, copy_folder, discover, safe_extract, unwrap
 from .batch_pool import RUNNING, STOPPING, grade_all, kill_group, signal_group
+from .policies import DEFAULT_POLICY
 from .request import GradeRequest
 from .report import GradeReport, ReportError, read_grade_report, write_grade_report
 from .formats import failure_json, write_json
@@ -60,7 +61,7 @@ class Row:
 @dataclass
 class BatchOptions:
     out: Path
-    config: Path = ROOT / "grading.yaml"
+    config: Path = DEFAULT_POLICY
     jobs: int = os.cpu_count() or 1
     force: bool = False
     max_time: float | None = None  # each grading's time budget (default: grading.yaml's `budget`)
@@ -167,16 +168,20 @@ def _stage(sub: Submission, work: Path) -> Path:
     return work
 
 
-def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opts: BatchOptions,
-               prefix: tuple[str, ...] | list[str] = ()) -> int:
-    """``python -m grader grade`` on ``root`` (after ``prefix``) in a process group of its own,
-    output to ``log``; its exit status. ``Rejected`` when it outlives ``--max-time`` plus a grace."""
-    request = GradeRequest(
+def grade_request(root: Path, results_path: Path, report_path: Path, opts: BatchOptions) -> GradeRequest:
+    """The grading of one submission folder ``root`` (its results and report where given)."""
+    return GradeRequest(
         submission=root, results=results_path, report=report_path, config=opts.config, max_time=opts.max_time,
         tests=tuple(opts.tests) if opts.tests else None,
         self_checked=True,  # run_batch ran it before grading anyone; the log keeps grade's output (layout, isolation, table)
     )
-    cmd = [*prefix, *request.argv()]
+
+
+def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opts: BatchOptions,
+               prefix: tuple[str, ...] | list[str] = ()) -> int:
+    """``python -m grader grade`` on ``root`` (after ``prefix``) in a process group of its own,
+    output to ``log``; its exit status. ``Rejected`` when it outlives ``--max-time`` plus a grace."""
+    cmd = [*prefix, *grade_request(root, results_path, report_path, opts).argv()]
     log.parent.mkdir(parents=True, exist_ok=True)
     env = child_env(keep=LEAKY)  # the grade command filters for its own children
     if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.channel.default_spin)

@@ -9,19 +9,21 @@ this many tests in a row is no longer called (:mod:`harness.breaker`; 0: always 
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
-DEFAULT_BUDGET = 540.0
 MIN_BUDGET = 10.0  # seconds: less cannot even start the test run
-DEFAULT_TIMEOUTS_IN_A_ROW = 3
 
 
 @dataclass(frozen=True)
 class TimePolicy:
-    """The time keys of a grading policy (``Config.time``)."""
+    """The time keys of a grading policy (``Config.time``), their defaults declared here only."""
 
-    budget: float = DEFAULT_BUDGET
-    timeouts_in_a_row: int = DEFAULT_TIMEOUTS_IN_A_ROW
+    budget: float = field(default=540.0, metadata={
+        "policy": "the whole grading's time, seconds (`grade --max-time` overrides it): a test never runs past it, "
+                  "the tests after it score 0 as not reached ([isolation](isolation.md)); keep it under the platform's limit"})
+    timeouts_in_a_row: int = field(default=3, metadata={
+        "policy": "a function of the submission that ran into a limit on this many tests in a row is no longer called "
+                  "(its other tests fail at once; 0: always called)"})
 
 
 def time_policy(top: dict) -> TimePolicy:

@@ -359,9 +359,10 @@ def terminal(c: Comparison, every_case: bool = False, max_lines: int = MAX_TERMI
 def policy_titles(config: Path | None) -> dict[str, str]:
     """Group name -> title of the policy (for reports written before reports carried titles)."""
     from .config import ConfigError, load_config
+    from .policies import default_policy
 
     try:
-        return {g.name: g.title for g in load_config(config or ROOT / "grading.yaml").groups}
+        return {g.name: g.title for g in (load_config(config) if config else default_policy()).groups}
     except ConfigError:
         return {}
 

@@ -1,6 +1,11 @@
 """``grading.yaml``: the grading policy, loaded and validated before anything runs.
 
-Every problem ends in one :class:`ConfigError` naming the file, the line and the fix.
+Every problem ends in one :class:`ConfigError` naming the file, the line and the fix. A key
+the file does not set has its default, declared once with its description: here (:class:`Config`'s
+fields), or in the layer that uses it (speed: :class:`harness.timing.SpeedPolicy`, the seed:
+:data:`harness.DEFAULT_SEED`, isolation: :class:`sandbox.limits.IsolationLimits`, forbidden
+modules: :data:`sandbox.forbidden.FORBIDDEN_MODULES`, time: :class:`grader.budget.TimePolicy`).
+``docs/policy.md``'s table of keys is generated from them (:mod:`grader.policy_keys`).
 """
 
 from __future__ import annotations
@@ -22,7 +27,7 @@ import yaml
 from harness import DEFAULT_SEED
 from harness.timing import SpeedPolicy
 from sandbox.forbidden import FORBIDDEN_MODULES, TOKENIZER_LIBRARIES
-from sandbox.limits import IsolationLimits
+from sandbox.limits import IsolationLimits, configurable
 from .budget import TimePolicy, time_policy
 
 VISIBILITIES = ("visible", "hidden", "after_due_date", "after_published")
@@ -36,10 +41,16 @@ class ConfigError(Exception):
     """An invalid grading.yaml: the message is the one line shown to the instructor."""
 
 
+def key(default: Any, what: str, name: str | None = None) -> Any:
+    """A policy key's field: its default and its description (``name``: its place in the file
+    when not the field's name; ``""``: the fields of its default are top-level keys)."""
+    return field(default=default, metadata={"policy": what, **({"key": name} if name is not None else {})})
+
+
 @dataclass(frozen=True)
 class Override:
     select: tuple[str, ...]
-    weight: float = 1.0
+    weight: float = 1.0  # share of the group's points (each test: 1)
     visibility: str | None = None
     timeout: float | None = None
 
@@ -62,20 +73,24 @@ class Group:
 
 @dataclass(frozen=True)
 class Config:
+    """A grading policy: its file, its groups, and every other key (the default unless the file sets it)."""
+
     path: Path
     groups: tuple[Group, ...]
-    total: float | None
-    timeout: float
-    visibility: str
-    hidden_visibility: str
-    hidden_output: str
-    seed_policy: str
-    seed_value: int
-    speed: SpeedPolicy
-    isolation: IsolationLimits = field(default_factory=IsolationLimits)
-    forbidden_modules: tuple[str, ...] = FORBIDDEN_MODULES
-    paths: tuple[str, ...] = DEFAULT_PATHS  # test folders or files run, relative to the repository
-    time: TimePolicy = field(default_factory=TimePolicy)  # budget, timeouts_in_a_row (grader/budget.py)
+    total: float | None = key(None, "the points of all groups, checked against their sum (not set: not checked)")
+    timeout: float = key(60.0, "default time limit of one test, seconds (a group or an override may set its own)")
+    time: TimePolicy = key(TimePolicy(), "", name="")  # budget, timeouts_in_a_row (grader/budget.py)
+    visibility: str = key("visible", "Gradescope visibility of tests under `tests/public/`: " + ", ".join(VISIBILITIES))
+    hidden_visibility: str = key("after_published", "the same, of tests under `tests/hidden/`")
+    hidden_output: str = key("first_line", "what a failed test that is not visible shows: " + ", ".join(HIDDEN_OUTPUT))
+    seed_policy: str = key("fixed", "`fixed`: every submission gets the same randomized cases; `per_submission`: the "
+                           "`value` mixed with the submission's name (its own cases, reproducibly)", name="seed.policy")
+    seed_value: int = key(DEFAULT_SEED, "the seed of the randomized cases (Hypothesis tests' too); "
+                          "the default is also `pytest --seed`'s (`harness.DEFAULT_SEED`)", name="seed.value")
+    speed: SpeedPolicy = key(SpeedPolicy(), "speed tests", name="speed")
+    forbidden_modules: tuple[str, ...] = key(FORBIDDEN_MODULES, "top-level modules the sandboxed worker cannot import (`[]`: none)")
+    isolation: IsolationLimits = key(IsolationLimits(), "limits of the worker that runs submitted code", name="isolation")
+    paths: tuple[str, ...] = key(DEFAULT_PATHS, "test folders or files run, relative to the repository")
 
     def seed_for(self, submission: str) -> int:
         """The seed of the randomized cases: fixed, or derived from the submission's name."""
@@ -212,34 +227,29 @@ def _read_yaml(path: Path) -> yaml.Node:
     return node
 
 
-def _seed(top: dict[str, _Doc]) -> tuple[str, int]:
-    """(policy, value) of ``seed:``."""
-    if "seed" not in top:
-        return "fixed", DEFAULT_SEED
-    seed = top["seed"].mapping({"policy": "", "value": ""})
-    policy = seed["policy"].string(SEED_POLICIES) if "policy" in seed else "fixed"
-    return policy, int(seed["value"].number(integer=True)) if "value" in seed else DEFAULT_SEED
+def _seed(top: dict[str, _Doc]) -> dict[str, Any]:
+    """The ``seed:`` keys set (``seed_policy``, ``seed_value``); :class:`Config` has the defaults."""
+    seed = top["seed"].mapping({"policy": "", "value": ""}) if "seed" in top else {}
+    read = {"policy": lambda d: d.string(SEED_POLICIES), "value": lambda d: int(d.number(integer=True))}
+    return {f"seed_{k}": read[k](seed[k]) for k in seed}
 
 
-def _speed(top: dict[str, _Doc]) -> SpeedPolicy:
-    speed = SpeedPolicy()
+def _speed(top: dict[str, _Doc]) -> dict[str, SpeedPolicy]:
+    """``speed:``'s keys over :class:`SpeedPolicy`'s defaults (``{}`` without the section)."""
     if "speed" not in top:
-        return speed
+        return {}
     s = top["speed"].mapping({"multiple": "", "floor": ""})
-    return SpeedPolicy(
-        multiple=s["multiple"].number(1.0) if "multiple" in s else speed.multiple,
-        floor=s["floor"].number(0.0) if "floor" in s else speed.floor,
-    )
+    return {"speed": SpeedPolicy(**{k: s[k].number(1.0 if k == "multiple" else 0.0) for k in s})}
 
 
-def _isolation(top: dict[str, _Doc]) -> IsolationLimits:
-    """``isolation:``, the keys of :attr:`IsolationLimits.CONFIGURABLE`, over its defaults."""
+def _isolation(top: dict[str, _Doc]) -> dict[str, IsolationLimits]:
+    """``isolation:``, the limits :func:`sandbox.limits.configurable` names, over their defaults."""
     if "isolation" not in top:
-        return IsolationLimits()
-    iso = top["isolation"].mapping(dict.fromkeys(IsolationLimits.CONFIGURABLE, ""))
-    return IsolationLimits(
+        return {}
+    iso = top["isolation"].mapping(dict.fromkeys(configurable(), ""))
+    return {"isolation": IsolationLimits(
         **{k: (float(iso[k].number(0.1)) if k == "call_timeout" else int(iso[k].number(1, integer=True))) for k in iso}
-    )
+    )}
 
 
 def _installed(name: str) -> bool:
@@ -261,15 +271,15 @@ def _close_module(name: str) -> str | None:
     return None
 
 
-def _forbidden(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
+def _forbidden(path: Path, top: dict[str, _Doc]) -> dict[str, tuple[str, ...]]:
     """``forbidden_modules:``: top-level module names, each a known tokenizer library
     (:data:`sandbox.forbidden.TOKENIZER_LIBRARIES`) or a module installed where grading runs,
     so that a typo (``tiktokn``) is an error instead of silently lifting the ban."""
     if "forbidden_modules" not in top:
-        return FORBIDDEN_MODULES
+        return {}
     doc = top["forbidden_modules"]
     if isinstance(doc.node, yaml.SequenceNode) and not doc.node.value:
-        return ()  # `[]`: no module is forbidden
+        return {"forbidden_modules": ()}  # `[]`: no module is forbidden
     forbidden = doc.strings()
     for i, name in enumerate(forbidden):
         item = _Doc(path, doc.node.value[i] if isinstance(doc.node, yaml.SequenceNode) else doc.node, f"forbidden_modules[{i}]")
@@ -281,32 +291,28 @@ def _forbidden(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
                 f"{name!r} is neither a known tokenizer library nor a module installed where grading runs",
                 f"did you mean {close}?" if close else f"check the spelling (known: {', '.join(FORBIDDEN_MODULES)})",
             )
-    return forbidden
+    return {"forbidden_modules": tuple(dict.fromkeys(forbidden))}
 
 
-def _paths(path: Path, top: dict[str, _Doc]) -> tuple[str, ...]:
+def _paths(path: Path, top: dict[str, _Doc]) -> dict[str, tuple[str, ...]]:
     """``paths:``: test folders or files of the harness's repository (``tests/cs336``), each existing."""
     from harness import ROOT as root
 
     if "paths" not in top:
-        return DEFAULT_PATHS
+        return {}
     doc, paths = top["paths"], top["paths"].strings()
     for p in paths:
         if p.startswith("/") or ".." in Path(p).parts or not (root / p).exists():
             raise doc.fail(f"{p!r} is not a test folder or file of this repository", f"write paths such as {', '.join(DEFAULT_PATHS)}")
-    return tuple(dict.fromkeys(paths))
+    return {"paths": tuple(dict.fromkeys(paths))}
 
 
 def _override(o: _Doc) -> Override:
     od = o.mapping({"select": "", "weight": "", "visibility": "", "timeout": ""})
     if "select" not in od:
         raise o.fail("missing `select`", "say which tests the override applies to")
-    return Override(
-        select=od["select"].strings(),
-        weight=od["weight"].number(0.0) if "weight" in od else 1.0,
-        visibility=od["visibility"].string(VISIBILITIES) if "visibility" in od else None,
-        timeout=od["timeout"].number(0.1) if "timeout" in od else None,
-    )
+    read = {"weight": lambda d: d.number(0.0), "visibility": lambda d: d.string(VISIBILITIES), "timeout": lambda d: d.number(0.1)}
+    return Override(select=od["select"].strings(), **{k: read(od[k]) for k, read in read.items() if k in od})
 
 
 def _group(item: _Doc, names: set[str]) -> Group:
@@ -359,25 +365,12 @@ def load_config(path: str | Path) -> Config:
         raise ConfigError(f"{path}:1: no `groups:`; list the test groups and their points")
     if "version" in top and top["version"].scalar() != 1:
         raise top["version"].fail(f"version {top['version'].scalar()!r} is not supported", "write `version: 1`")
-    seed_policy, seed_value = _seed(top)
-    speed, isolation, forbidden = _speed(top), _isolation(top), _forbidden(path, top)
+    read = {"timeout": lambda d: d.number(0.1), "visibility": lambda d: d.string(VISIBILITIES),
+            "hidden_visibility": lambda d: d.string(VISIBILITIES), "hidden_output": lambda d: d.string(HIDDEN_OUTPUT)}
+    keys = {k: read(top[k]) for k, read in read.items() if k in top}  # the keys set; the rest: Config's defaults
+    keys |= _seed(top) | _speed(top) | _isolation(top) | _forbidden(path, top)
     groups, total = _groups(top)
-    return Config(
-        path=path,
-        groups=groups,
-        total=total,
-        timeout=top["timeout"].number(0.1) if "timeout" in top else 60.0,
-        visibility=top["visibility"].string(VISIBILITIES) if "visibility" in top else "visible",
-        hidden_visibility=top["hidden_visibility"].string(VISIBILITIES) if "hidden_visibility" in top else "after_published",
-        hidden_output=top["hidden_output"].string(HIDDEN_OUTPUT) if "hidden_output" in top else "first_line",
-        seed_policy=seed_policy,
-        seed_value=seed_value,
-        speed=speed,
-        isolation=isolation,
-        forbidden_modules=tuple(dict.fromkeys(forbidden)),
-        paths=_paths(path, top),
-        time=time_policy(top),
-    )
+    return Config(path=path, groups=groups, total=total, time=time_policy(top), **keys, **_paths(path, top))
 
 
 def check_selection(config: Config, collected: dict[str, set[str]], partial: bool = False) -> dict[str, Group]:

@@ -28,7 +28,7 @@ from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
 from .intake import CS336_EXTRA, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
-from .policies import policy_path
+from .policies import DEFAULT_POLICY
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .journal import journal_path, replay
 from .report import GRADING_TIME, GradeReport, ReportError, RunReport, read_run_report, write_grade_report
@@ -239,11 +239,11 @@ def grade(req: GradeRequest) -> int:
 
 
 def _grade(req: GradeRequest, started: float) -> int:
-    name = req.submission.name if req.submission is not None else req.impl  # seeds per-submission cases
+    name = req.seed_name()  # seeds per-submission cases
     if req.submission is not None and not req.unwrapped:  # everything inside one folder: graded from it, as batch does, and said
         submission, unwrapped = unwrap_submission(req.submission)
         req = replace(req, submission=submission, unwrapped=unwrapped)
-    req = replace(req, config=policy_path(req.config, req.submission))
+    req = replace(req, config=req.policy_file())
     try:
         config = load_config(req.config)
     except ConfigError as err:
@@ -348,7 +348,7 @@ def _write_results(req: GradeRequest, config: Config, report: RunReport, code: i
     groups = score_report(config, report)
     summary = table(groups)
     notes = [f"seed {seed}"]
-    if Path(req.config).resolve() != (ROOT / "grading.yaml").resolve():
+    if Path(req.config).resolve() != DEFAULT_POLICY.resolve():
         notes.append(f"policy: {Path(req.config).name}")
     if req.tests:
         notes.append(f"partial grade: only {' '.join(req.tests)}")

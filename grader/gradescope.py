@@ -12,6 +12,7 @@ from pathlib import Path
 
 from harness import ROOT
 from .exports import LOCK, PYTHON_VERSION, locked, render
+from .policies import NAMED_POLICIES
 from .request import GradeRequest
 
 # run_autograder's grading, its words shell variables of the script: the copied submission, the
@@ -46,7 +47,7 @@ def export_gradescope(zip_path: Path, root: Path = ROOT) -> list[str]:
             rel = path.relative_to(root)
             if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and ".hypothesis" not in rel.parts:
                 members[rel.as_posix()] = path
-    for name in ("adapters.py", "grading.yaml", "pyproject.toml", LOCK):
+    for name in ("adapters.py", NAMED_POLICIES["default"], "pyproject.toml", LOCK):
         members[name] = root / name
     zip_path = Path(zip_path)
     zip_path.parent.mkdir(parents=True, exist_ok=True)

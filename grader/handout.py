@@ -37,6 +37,7 @@ from .config import Config, ConfigError, load_config
 from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, render, replaceable, student_parts
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
+from .policies import default_policy, policy_path
 from .solution_search import describe, solution_functions
 from .grade import suite_plugin_options
 
@@ -378,12 +379,12 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
 def main(out: Path | None, gradescope: Path | None, config: Path | None = None, force: bool = False) -> int:
     try:
         if out is not None:
-            for note in export_handout(out, load_config(config or ROOT / "grading.yaml"), force=force):
+            for note in export_handout(out, load_config(policy_path(config)), force=force):
                 print(f"handout: note: {note}")
             files = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*") if p.is_file())
             print(f"handout: wrote {len(files)} files to {out}")
         if gradescope is not None:
-            load_config(ROOT / "grading.yaml")  # refuse to bundle a broken policy
+            default_policy()  # refuse to bundle a broken policy
             names = export_gradescope(gradescope)
             print(f"handout: wrote the Gradescope autograder {gradescope} ({len(names)} files)")
     except HandoutError as err:

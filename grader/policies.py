@@ -3,12 +3,18 @@ none is given, the one its layout selects (``grading-cs336.yaml`` for a CS336 re
 
 from __future__ import annotations
 
+import functools
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from harness import ROOT
 from harness.submission import detect_layout
 
+if TYPE_CHECKING:
+    from .config import Config
+
 NAMED_POLICIES = {"default": "grading.yaml", "cs336": "grading-cs336.yaml"}  # --config NAME -> file of the repository
+DEFAULT_POLICY = ROOT / NAMED_POLICIES["default"]  # the policy grading uses unless told (or a layout chooses) otherwise
 
 
 def policy_path(config: str | Path | None, submission: Path | None = None) -> Path:
@@ -17,7 +23,15 @@ def policy_path(config: str | Path | None, submission: Path | None = None) -> Pa
     CS336-layout submission, ``grading.yaml`` otherwise."""
     if config is None:
         layout = detect_layout(submission) if submission is not None and Path(submission).is_dir() else None
-        return ROOT / NAMED_POLICIES["cs336" if layout is not None and layout.kind == "CS336" else "default"]
+        return ROOT / NAMED_POLICIES["cs336"] if layout is not None and layout.kind == "CS336" else DEFAULT_POLICY
     if str(config) in NAMED_POLICIES and not Path(config).exists():
         return ROOT / NAMED_POLICIES[str(config)]
     return Path(config)
+
+
+@functools.cache
+def default_policy() -> "Config":
+    """:data:`DEFAULT_POLICY` loaded, once per process (``ConfigError`` if it is invalid)."""
+    from .config import load_config
+
+    return load_config(DEFAULT_POLICY)

@@ -57,6 +57,18 @@ class GradeRequest:
                 out += [flag, _text(value)]
         return out + (["--tests", *self.tests] if self.tests else [])
 
+    def seed_name(self) -> str:
+        """The name per-submission seeds mix in (``seed: policy: per_submission``): the
+        submission folder's as given (before any unwrapping), else the implementation's."""
+        return self.submission.name if self.submission is not None else self.impl
+
+    def policy_file(self) -> Path:
+        """The policy file this request grades by (:func:`grader.policies.policy_path`: the one
+        named, else the one the submission's layout selects)."""
+        from .policies import policy_path
+
+        return policy_path(self.config, self.submission)
+
     def argv(self, python: str = sys.executable) -> list[str]:
         """The whole command line: ``python -m grader grade`` and :meth:`args`."""
         return [python, "-m", "grader", "grade", *self.args()]

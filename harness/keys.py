@@ -5,7 +5,7 @@ Session state (``config.stash``):
 - :data:`POLICY`: the grading policy (``grader.config.Config``), put there by the grading
   plugin from what the grade command passed down; absent in a plain ``pytest`` run. The
   speed check, the isolation limits, the forbidden modules and the known-bug diagnosis
-  all read it from here.
+  all read it from here, through :func:`policy_value` (the policy's, else the default).
 - :data:`RECORD_CALLS`: True when a plugin (the mutants' diagnosis) wants each test's calls
   into the submission recorded.
 - :data:`CALL_LOG`: where the submission's :class:`~harness.impl.Implementation` records
@@ -50,3 +50,11 @@ LOADED = pytest.StashKey[dict[str, object]]()
 CONFINEMENT = pytest.StashKey[str]()
 RECORDS = pytest.StashKey[list]()
 BREAKER = pytest.StashKey[Breaker]()
+
+
+def policy_value(config: pytest.Config, key: str, default: Any) -> Any:
+    """``key`` of the session's grading policy (:data:`POLICY`), else ``default``: the layer
+    reading it passes the default it declares (a plain pytest run has no policy). The one
+    place deciding between the policy and the defaults."""
+    policy = config.stash.get(POLICY, None)
+    return default if policy is None else getattr(policy, key)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from .values import short_repr
@@ -13,10 +13,14 @@ from .values import short_repr
 
 @dataclass(frozen=True)
 class SpeedPolicy:
-    """A submission may take ``multiple`` times the reference's time plus ``floor`` seconds."""
+    """A submission may take ``multiple`` times the reference's time plus ``floor`` seconds
+    (grading.yaml's ``speed:``; these defaults when it does not say, each declared here only,
+    with its description)."""
 
-    multiple: float = 10.0
-    floor: float = 1.0
+    multiple: float = field(default=10.0, metadata={
+        "policy": "a speed test passes when the submission's time is at most this many times the reference's "
+                  "(timed in the same run, on the same inputs) ..."})
+    floor: float = field(default=1.0, metadata={"policy": "... plus this many seconds"})
 
     def limit(self, reference_seconds: float) -> float:
         return reference_seconds * self.multiple + self.floor

@@ -21,6 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from grader.config import Config, ConfigError, load_config
+from grader.policies import DEFAULT_POLICY
 from harness.childenv import child_env
 
 from .build import build
@@ -187,7 +188,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--controls", action="store_true", help="run the bug-free templates instead: they must SURVIVE")
     parser.add_argument("--list", action="store_true", help="list the catalogue and exit")
     parser.add_argument("--extra", action="store_true", help="run the EXTRA mutants (not run in CI) instead")
-    parser.add_argument("--config", type=Path, default=ROOT / "grading.yaml", help="grading.yaml whose groups to use")
+    parser.add_argument("--config", type=Path, default=DEFAULT_POLICY, help="grading policy whose groups to use (default: grading.yaml)")
     args = parser.parse_args(argv)
     if args.list:
         for m in (*CATALOGUE, *EXTRA):

@@ -5,12 +5,10 @@ Loaded by this repository's ``addopts`` (``-p mutants.plugin``; the student hand
 it asks the harness to record each test's calls (``harness.keys.RECORD_CALLS``) and answers
 the grading plugin's ``pytest_bpe_known_bug`` hook. A test's group comes from the grading
 policy in the session's stash (what ``--config`` gave the grade command); a plain ``pytest``
-run has none, and then uses this repository's ``grading.yaml``.
+run has none, and then uses the default policy (:func:`grader.policies.default_policy`).
 """
 
 from __future__ import annotations
-
-import functools
 
 import pytest
 
@@ -24,19 +22,14 @@ def pytest_configure(config: pytest.Config) -> None:
         config.stash[keys.RECORD_CALLS] = True
 
 
-@functools.cache
-def _repository_policy() -> keys.GradingPolicy:
-    """This repository's ``grading.yaml`` (a plain pytest run gets no policy passed down)."""
-    from grader.config import load_config
-
-    from .build import ROOT
-
-    return load_config(ROOT / "grading.yaml")
-
-
 def _policy(config: pytest.Config) -> keys.GradingPolicy:
+    """The grading policy passed down, else (a plain pytest run gets none) the default policy
+    file's (its groups; the values it does not set are the defaults :func:`keys.policy_value`
+    falls back to)."""
+    from grader.policies import default_policy
+
     policy = config.stash.get(keys.POLICY, None)
-    return policy if policy is not None else _repository_policy()
+    return policy if policy is not None else default_policy()
 
 
 @pytest.hookimpl(optionalhook=True)

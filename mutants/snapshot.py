@@ -36,6 +36,7 @@ import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from grader.request import GradeRequest
 from harness.childenv import child_env
 
 GRADE_TIMEOUT = 1800  # seconds for one grading (grading.yaml's budget is 9 minutes)
@@ -156,7 +157,7 @@ def grade_one(checkout: Path, name: str, sub: Path, out: Path) -> dict:
     with open(log, "w", encoding="utf-8") as output:
         try:
             code = subprocess.run(
-                [sys.executable, "-m", "grader", "grade", "--submission", str(sub), "--results", str(results)],
+                GradeRequest(submission=sub, results=results).argv(),  # the command line every checkout's grade reads
                 cwd=checkout, env=child_env(), stdout=output, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                 timeout=GRADE_TIMEOUT, check=False,
             ).returncode

@@ -1,7 +1,6 @@
 """``forbidden_modules``: libraries a submission may not hand the assignment's work to.
 
-``grading.yaml`` names them (default :data:`FORBIDDEN_MODULES`: tiktoken, HF
-tokenizers, sentencepiece, transformers, rustbpe, bpeasy). :func:`sandbox.isolation.backend_for`
+``grading.yaml`` names them (default :data:`FORBIDDEN_MODULES`, declared here only). :func:`sandbox.isolation.backend_for`
 hands the session's list (:func:`sandbox.isolation.forbidden_for`: the grading policy's, from
 the pytest stash) to every worker, where two layers keep the modules out: their files are absent from the
 worker's private root (covered by empty mounts, :func:`sandbox.confine.confine`), and an import
@@ -12,7 +11,7 @@ reference on the trusted side keep using tiktoken.
 
 from __future__ import annotations
 
-# libraries that would do the assignment's work: the worker cannot import them
+# forbidden_modules' default: libraries that would do the assignment's work (the worker cannot import them)
 FORBIDDEN_MODULES = ("tiktoken", "tokenizers", "sentencepiece", "transformers", "rustbpe", "bpeasy")
 
 # libraries known to do a tokenizer's work, installed here or not: ``grading.yaml`` may name

@@ -70,16 +70,14 @@ def limits_for(config: Any) -> IsolationLimits:
     """Limits of a pytest session: the grading policy's ``isolation`` (the policy in
     ``config.stash[harness.keys.POLICY]``, when grading) or the defaults, with
     ``--isolate-timeout`` as ``call_timeout``."""
-    grading = config.stash.get(keys.POLICY, None)
-    limits = grading.isolation if grading is not None else IsolationLimits()
+    limits = keys.policy_value(config, "isolation", IsolationLimits())
     timeout = config.getoption("isolate_timeout", None)
     return limits if timeout is None else replace(limits, call_timeout=timeout)
 
 
 def forbidden_for(config: Any) -> tuple[str, ...]:
     """The session's forbidden modules: the grading policy's, else the defaults."""
-    grading = config.stash.get(keys.POLICY, None)
-    return FORBIDDEN_MODULES if grading is None else tuple(grading.forbidden_modules)
+    return tuple(keys.policy_value(config, "forbidden_modules", FORBIDDEN_MODULES))
 
 
 def backend_for(config: Any, which: str) -> "WorkerBackend":

@@ -163,15 +163,22 @@ def test_junit_xml_lists_every_test(graded_stubs):
 GOOD = (ROOT / "grading.yaml").read_text(encoding="utf-8")
 
 
+def _with(key: str) -> str:
+    """The shipped policy with one more top-level ``key`` line (it sets only total and groups)."""
+    assert "\ntotal: 100\n" in GOOD
+    return GOOD.replace("\ntotal: 100\n", f"\ntotal: 100\n{key}\n", 1)
+
+
 BROKEN = {  # id: (grading.yaml text, what the one line must say)
-    "bad_key": (GOOD.replace("hidden_output:", "hiden_output:"), "unknown key 'hiden_output'"),
+    "bad_key": (_with("hiden_output: full"), "unknown key 'hiden_output'"),
     "bad_type": (GOOD.replace("points: 10", "points: ten", 1), "expected a number"),
     "empty_selection": (GOOD.replace("tests/*/test_warmup*.py::*", "tests/*/test_warmpu*.py::*"), "matches no test"),
     "points_do_not_add_up": (GOOD.replace("total: 100", "total: 90"), "add up to 100"),
     "bad_yaml": (GOOD.replace("groups:", "groups: ["), "not valid YAML"),
-    "bad_visibility": (GOOD.replace("visibility: visible", "visibility: public", 1), "'public' is not allowed"),
-    "forbidden_typo": (GOOD.replace("forbidden_modules: [tiktoken,", "forbidden_modules: [tiktokn,"), "did you mean tiktoken?"),
+    "bad_visibility": (_with("visibility: public"), "'public' is not allowed"),
+    "forbidden_typo": (_with("forbidden_modules: [tiktokn, tokenizers]"), "did you mean tiktoken?"),
 }
+assert all(text != GOOD for text, _ in BROKEN.values())  # each edit found its place
 
 
 @pytest.fixture(scope="module")

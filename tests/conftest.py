@@ -14,7 +14,7 @@ from harness.gpt2_cache import GPT2_URLS, GPT2FilesMissing
 from harness.gpt2_cache import gpt2_encoding as _load_gpt2_encoding
 from harness.gpt2_cache import read_gpt2_file
 from harness.impl import Implementation
-from harness.keys import POLICY
+from harness.keys import policy_value
 from harness.plugin import implementation
 from tests.oracles import gpt2_pattern
 
@@ -137,8 +137,7 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
     its floor. The speed line, with the reference time used, is recorded either way."""
     from harness.timing import SpeedPolicy, best_time, result_difference, speed_report, timed
 
-    grading = pytestconfig.stash.get(POLICY, None)  # the grading policy, when grading
-    policy = grading.speed if grading is not None else SpeedPolicy()
+    policy = policy_value(pytestconfig, "speed", SpeedPolicy())  # the grading policy's, when grading
 
     def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE):
         with impl.paused() as stopped:
