@@ -224,3 +224,27 @@ def test_the_training_speed_test_judges_correctness_without_the_vocab_layout(cha
 
     speed(_Relaid(change), Implementation(LocalBackend("reference")), lambda name: ROOT / "fixtures" / name, check_speed)
     assert (differences[0] is None) == correct, differences
+
+
+# CS336's handout words it "appending them to the vocabulary": many students' tokenizers add
+# missing specials to the very dict they were given. That costs this assignment's own rule
+# (the caller's dict stays as it was, beyond CS336) and must cost no test of the specials.
+SPECIALS_TESTS = [
+    "tests/public/test_tokenizer.py::test_specials_missing_from_vocab_get_distinct_new_ids",
+    "tests/public/test_tokenizer.py::test_new_special_ids_decode_to_their_text",
+    "tests/public/test_tokenizer.py::test_longer_overlapping_special_is_its_own_single_new_id",
+    "tests/hidden/test_tokenizer_hidden.py::test_random_special_token_sets_round_trip",
+]
+OWN_RULE = "tests/public/test_tokenizer_rules.py::test_callers_vocab_and_merges_are_not_modified"
+
+
+def test_a_tokenizer_adding_specials_to_the_callers_vocab_loses_only_that_rule(tmp_path):
+    from mutants.build import build
+    from mutants.catalogue import by_name
+    from selftests.test_same_outcome import outcomes
+
+    sub = build(by_name("tokenizer_modifies_callers_vocab"), tmp_path / "sub")
+    # the rule's own test first, then the specials' tests, in one session (their shared vocab)
+    got = outcomes(sub, True, False, tmp_path / "out.xml", [OWN_RULE, *SPECIALS_TESTS])
+    failed = sorted(n for n, o in got.items() if o == "failed")
+    assert failed == ["tests.public.test_tokenizer_rules::test_callers_vocab_and_merges_are_not_modified"], failed

@@ -183,6 +183,15 @@ def gpt2_oracle(gpt2_encoding):
     return encode
 
 
+def fresh(vocab_merges):
+    """Copies of the session's GPT-2 vocab and merges for a tokenizer given specials the vocab
+    lacks: a tokenizer that appends them to the dict it was given (as CS336's handout words it)
+    must not change the vocab these tests compare with; leaving the caller's dict alone is
+    test_callers_vocab_and_merges_are_not_modified's rule, not theirs."""
+    vocab, merges = vocab_merges
+    return dict(vocab), list(merges)
+
+
 def merges_prefix_vocab(merges: list[tuple[bytes, bytes]]) -> dict[int, bytes]:
     """The vocabulary a byte-level BPE with these merges has: id ``b`` is the byte ``b``
     and id ``256 + k`` is the result of merge ``k``."""

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.diff import assert_ids_equal, assert_text_equal
-from tests.conftest import EOT, PUBLIC_FILES, anchored
+from tests.conftest import EOT, PUBLIC_FILES, anchored, fresh
 
 EOT_ID = 50256  # GPT-2's id of <|endoftext|>, also tiktoken's gpt2 eot_token
 
@@ -139,7 +139,7 @@ DOUBLE = EOT + EOT
 @pytest.fixture(scope="module", params=["short_first", "long_first"])
 def overlap_tokenizer(request, impl, gpt2_vocab_merges):
     specials = [EOT, DOUBLE] if request.param == "short_first" else [DOUBLE, EOT]
-    return impl.get_tokenizer(*gpt2_vocab_merges, specials)
+    return impl.get_tokenizer(*fresh(gpt2_vocab_merges), specials)
 
 
 def double_id(tok, vocab) -> int:
@@ -189,7 +189,7 @@ NEW_SPECIALS = ["<pad>", "<|im_start|>", "[.*+?]", "a.c", "(x|y)", r"\d+", "^$",
 
 @pytest.fixture(scope="module")
 def new_specials_tokenizer(impl, gpt2_vocab_merges):
-    return impl.get_tokenizer(*gpt2_vocab_merges, NEW_SPECIALS)
+    return impl.get_tokenizer(*fresh(gpt2_vocab_merges), NEW_SPECIALS)
 
 
 def special_ids(tok, vocab) -> dict[str, int]:
