@@ -30,6 +30,7 @@ from __future__ import annotations
 
 import gc
 import os
+import re
 import signal
 import sys
 import time
@@ -39,6 +40,7 @@ import pytest
 
 from harness import keys
 from harness.breaker import Breaker, NotCalled
+from harness.plugin import not_implemented
 from harness.timeouts import timeout_limit
 from sandbox import registry
 
@@ -50,7 +52,8 @@ from .report import CALL_TIME, TEST_TIME, TIME_BUDGET, Case, RunReport, known_bu
 MAX_OUTPUT = 4000  # characters of failure text kept per test
 MIN_TEST_TIME = 1.0  # seconds: with less left before the deadline, a test is not started
 # user properties this plugin passes from a test's report hooks to its case's fields
-KNOWN_BUG, TIMED_OUT = "known_bug", "timed_out"
+KNOWN_BUG, TIMED_OUT, NOT_IMPLEMENTED = "known_bug", "timed_out", "not_implemented"
+FUNCTION_NAME = re.compile(r"[A-Za-z_][\w.]*")  # what a NotImplementedError's message names
 # (a limit of grader.report.LIMITS, the text of a failure that says the case ran into it)
 LIMIT_MARKERS = (
     (TEST_TIME, "Timeout (>"),  # harness/timeouts.py
@@ -231,6 +234,8 @@ class GradingSession:
                 test.known_bug = value
             elif key == TIMED_OUT:
                 timed_out = value
+            elif key == NOT_IMPLEMENTED:
+                test.not_implemented = value
             else:
                 test.properties[key] = value
         if report.failed and report.nodeid in self.capped and timed_out == report.when:
@@ -345,6 +350,10 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     if timeout_limit(call.excinfo) is not None:  # its own limit (or the deadline's cut, see logreport)
         report.user_properties.append((TIMED_OUT, call.when))
+    if call.excinfo.errisinstance(NotImplementedError):  # grade's pointer: what to write next
+        named = FUNCTION_NAME.match(not_implemented(call.excinfo))
+        if named:
+            report.user_properties.append((NOT_IMPLEMENTED, named.group()))
     bug = _known_bug(item, call)
     if bug is None:
         return

@@ -1,6 +1,7 @@
 """Where a student should look first, printed by ``grade`` after its table.
 
-With functions still unimplemented (``not implemented: NAME``), the pointer is the earliest
+With functions still unimplemented (cases failed by their ``NotImplementedError``: the
+report's ``Case.not_implemented``, ``not implemented: NAME`` to the student), the pointer is the earliest
 part that has one (the order of ``student/__init__.py``'s "Part N" list): on the untouched
 stubs, "start with Part 1". The failures that lost the most points follow, among the
 entries whose code exists (an unwritten function, or a test skipped until what it builds on
@@ -18,25 +19,22 @@ from .exports import student_parts
 from .formats import top_failures
 from .scoring import GroupResult
 
-NOT_IMPLEMENTED = re.compile(r"not implemented: ([A-Za-z_][\w.]*)")
-
 
 def _unwritten(entry) -> set[str]:
     """The functions an entry's failing cases say are not implemented (empty when any of
     its failures is something else)."""
     names = set()
     for case in entry.failing():
-        found = NOT_IMPLEMENTED.search(case.output)
-        if not found:
+        if case.not_implemented is None:
             return set()
-        names.add(found.group(1))
+        names.add(case.not_implemented)
     return names
 
 
 def _not_yet(entry) -> bool:
     """Whether every failing case of an entry waits for code not written yet: ``not
     implemented``, or skipped (a test not graded until what it builds on works)."""
-    return all(c.outcome == "skipped" or NOT_IMPLEMENTED.search(c.output) for c in entry.failing())
+    return all(c.outcome == "skipped" or c.not_implemented is not None for c in entry.failing())
 
 
 def modules_of(root: Path = ROOT) -> dict[str, str]:

@@ -57,6 +57,7 @@ class Case:
     known_bug: str | None = None  # the description of the catalogued bug its failure matches
     limits: list[str] = field(default_factory=list)  # the LIMITS it ran into
     load_error: str | None = None  # the submission's adapters.py could not be imported: the line saying so
+    not_implemented: str | None = None  # the function whose NotImplementedError failed it ("Tokenizer.encode")
 
 
 @dataclass

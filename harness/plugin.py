@@ -140,12 +140,18 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"bpe-harness: implementation={config.getoption('impl')} ({where}), seed={config.getoption('seed')}"]
 
 
-def _not_implemented_line(excinfo: pytest.ExceptionInfo) -> str:
+def not_implemented(excinfo: pytest.ExceptionInfo) -> str:
+    """What a ``NotImplementedError`` says is not implemented: its message (the stubs name
+    their function), else the function that raised it."""
     message = str(excinfo.value).strip()
     if message:
-        return f"not implemented: {message}"
+        return message
     code = excinfo.traceback[-1].frame.code.raw
-    return f"not implemented: {getattr(code, 'co_qualname', code.co_name)}"
+    return getattr(code, "co_qualname", code.co_name)
+
+
+def _not_implemented_line(excinfo: pytest.ExceptionInfo) -> str:
+    return f"not implemented: {not_implemented(excinfo)}"
 
 
 @pytest.hookimpl(hookwrapper=True)

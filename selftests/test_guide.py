@@ -5,6 +5,7 @@ among the entries whose functions exist."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 from pathlib import Path
 
 import pytest
@@ -23,13 +24,27 @@ FILES = {"warmup": "test_warmup", "primitives": "test_primitives", "pretokenize"
          "train": "test_train_bpe", "tokenizer": "test_tokenizer"}
 
 
-def case(module: str, name: str, outcome: str, output: str = "", weight: float = 1.0) -> Case:
+def case(module: str, name: str, outcome: str, output: str | Unwritten = "", weight: float = 1.0) -> Case:
     group = CONFIG.group_of(f"tests/public/{FILES[module]}.py::{name}", set())
-    return Case(f"tests/public/{FILES[module]}.py::{name}", group.name, weight, "visible", outcome, output, 0.1)
+    return failed_or_passed(f"tests/public/{FILES[module]}.py::{name}", group.name, outcome, output, weight)
 
 
-def unwritten(function: str) -> str:
-    return f"E   NotImplementedError\nnot implemented: {function}"
+@dataclass
+class Unwritten:
+    """A case failed by the NotImplementedError of ``function`` (the stubs' failure)."""
+
+    function: str
+
+
+def unwritten(function: str) -> Unwritten:
+    return Unwritten(function)
+
+
+def failed_or_passed(nodeid: str, group: str, outcome: str, output: str | Unwritten, weight: float = 1.0) -> Case:
+    if isinstance(output, Unwritten):
+        return Case(nodeid, group, weight, "visible", outcome, f"E   NotImplementedError\nnot implemented: {output.function}", 0.1,
+                    not_implemented=output.function)
+    return Case(nodeid, group, weight, "visible", outcome, output, 0.1)
 
 
 def function_of(module: str) -> str:
@@ -49,6 +64,12 @@ def test_the_pointer_names_the_earliest_part_with_unwritten_functions(done):
     assert "look at these first" not in text
 
 
+def test_a_failure_that_only_prints_not_implemented_is_no_unwritten_function():
+    printed = "E   AssertionError: ids differ at position 3\n----- Captured stdout -----\nnot implemented: Tokenizer.encode"
+    text = look_here(score_report(CONFIG, RunReport([case("warmup", "test_a", "passed"), case("tokenizer", "test_d", "failed", printed)])))
+    assert "next to write" not in text and "look at these first" in text, text
+
+
 def test_failures_worth_a_look_leave_out_unwritten_functions_most_points_lost_first():
     tests = [case("warmup", "test_a", "failed", "E   AssertionError: ids differ at position 3", weight=1),
              case("warmup", "test_b", "failed", "E   AssertionError: ids differ at position 1", weight=3),
@@ -66,8 +87,8 @@ def test_failures_worth_a_look_leave_out_unwritten_functions_most_points_lost_fi
 CS336 = load_config(ROOT / "grading-cs336.yaml")
 
 
-def cs336_case(nodeid: str, outcome: str, output: str = "") -> Case:
-    return Case(nodeid, CS336.group_of(nodeid, set()).name, 1.0, "visible", outcome, output, 0.1)
+def cs336_case(nodeid: str, outcome: str, output: str | Unwritten = "") -> Case:
+    return failed_or_passed(nodeid, CS336.group_of(nodeid, set()).name, outcome, output)
 
 
 # a test of CS336's contract, and one of this assignment's own adapters CS336 does not have
