@@ -34,7 +34,10 @@ class TestTimeout(BaseException, TimeLost):
     text. Not an ``Exception`` nor pytest's ``Failed``, which Hypothesis takes for a failing
     example and replays (each replay hanging again, with no second alarm): it ends the test
     at once, and pytest reports it as failed. The circuit breaker counts it against the
-    submission's call in progress (:mod:`harness.breaker`)."""
+    submission's call in progress (:mod:`harness.breaker`). ``limit``: the test's limit,
+    seconds, as its settings gave it."""
+
+    limit: float | None = None
 
 
 class FixtureTimeout(pytest.fail.Exception, TimeLost):
@@ -42,7 +45,9 @@ class FixtureTimeout(pytest.fail.Exception, TimeLost):
     own failure (which pytest caches as the fixture's error, so each later test that needs the
     fixture fails at once with it), not :class:`TestTimeout`, which pytest's fixture
     machinery does not expect (the fixture is left half made and every later test using it
-    errors with an internal ``assert not self._finalizers``)."""
+    errors with an internal ``assert not self._finalizers``). ``limit`` as for :class:`TestTimeout`."""
+
+    limit: float | None = None
 
 
 _CANCEL = pytest.StashKey[object]()  # the cancel of the timer SignalTimer set for an item
@@ -90,7 +95,9 @@ class SignalTimer:
             __tracebackhide__ = True
             if detect and _debugging():
                 return  # a student at a breakpoint is never timed out, as with pytest-timeout
-            raise (TestTimeout if self.in_call else FixtureTimeout)(f"Timeout (>{limit}s) from pytest-timeout.")
+            timeout = (TestTimeout if self.in_call else FixtureTimeout)(f"Timeout (>{limit}s) from pytest-timeout.")
+            timeout.limit = limit
+            raise timeout
 
         def cancel() -> None:
             signal.setitimer(signal.ITIMER_REAL, 0)
@@ -130,7 +137,10 @@ def student_frames(excinfo: pytest.ExceptionInfo, root: Path) -> list[str]:
 
 
 def timeout_limit(excinfo: pytest.ExceptionInfo) -> str | None:
-    """The limit (``"3.0"``) of a pytest-timeout failure, else None."""
+    """The limit (``"3.0"``) of a pytest-timeout failure, else None: the one :class:`SignalTimer`
+    raised carries it; pytest-timeout's own (its other methods) says it in its message."""
+    if excinfo.errisinstance((TestTimeout, FixtureTimeout)) and excinfo.value.limit is not None:
+        return str(excinfo.value.limit)
     if not excinfo.errisinstance((TestTimeout, pytest.fail.Exception)):
         return None
     found = PYTEST_TIMEOUT.search(str(excinfo.value))

@@ -236,3 +236,22 @@ def test_a_timeout_while_fixtures_are_set_up_is_a_failure_pytest_keeps_as_the_fi
         item.cancel_timeout()
     assert isinstance(info.value, pytest.fail.Exception)  # an outcome pytest's fixtures catch and keep
     assert timeouts.timeout_limit(info) == "0.05"
+
+
+@pytest.mark.parametrize("kind", [timeouts.TestTimeout, timeouts.FixtureTimeout])
+def test_the_limit_of_a_timeout_the_harness_raised_is_the_one_it_carries(kind):
+    timeout = kind("Timeout (>9.0s) from pytest-timeout.")  # its text says another limit: not read
+    timeout.limit = 2.5
+    assert timeouts.timeout_limit(raised(timeout)) == "2.5"
+
+
+def test_the_limit_of_pytest_timeouts_own_failure_is_read_from_its_message():
+    assert timeouts.timeout_limit(raised(pytest.fail.Exception("Timeout (>4.0s) from pytest-timeout."))) == "4.0"
+    assert timeouts.timeout_limit(raised(pytest.fail.Exception("other"))) is None
+
+
+def raised(error: BaseException) -> pytest.ExceptionInfo:
+    """``error`` as pytest sees it once raised."""
+    with pytest.raises(BaseException) as info:
+        raise error
+    return info
