@@ -22,8 +22,9 @@ every failed test whose calls the harness recorded: ``mutants.plugin`` answers w
 description of a known bug, and the failure gets the line ``this matches a known bug: ...``.
 
 The report is typed (:mod:`grader.report`): each case carries, as fields, the known bug its
-failure matches, the limits it ran into and the submission's load error, found here where the
-failure happens, so that nothing after reads them back out of the failure text.
+failure matches, the limits it ran into, the submission's load error and the function a
+``NotImplementedError`` said is unwritten, found here where the failure happens, so that
+nothing after reads them back out of the failure text.
 """
 
 from __future__ import annotations
