@@ -248,3 +248,14 @@ def test_a_tokenizer_adding_specials_to_the_callers_vocab_loses_only_that_rule(t
     got = outcomes(sub, True, False, tmp_path / "out.xml", [OWN_RULE, *SPECIALS_TESTS])
     failed = sorted(n for n, o in got.items() if o == "failed")
     assert failed == ["tests.public.test_tokenizer_rules::test_callers_vocab_and_merges_are_not_modified"], failed
+
+
+def test_the_streaming_tests_and_the_workers_calls_get_the_speed_groups_time():
+    # a slow but correct tokenizer loses the speed points (relative to the reference) and no
+    # others: CS336's own memory test has no time limit, so ours (1.1 MB streamed in one
+    # probe call) may not stop sooner than a speed test would
+    policy = load_config(CS336)
+    speed = next(g for g in policy.groups if g.name == "speed").timeout
+    streaming = next(g for g in policy.groups if g.name == "encode_iterable")
+    assert (streaming.timeout or policy.timeout) >= speed and policy.isolation.call_timeout >= speed, (
+        streaming.timeout, policy.timeout, policy.isolation.call_timeout, speed)
