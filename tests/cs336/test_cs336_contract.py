@@ -103,9 +103,15 @@ def test_the_special_token_is_in_the_vocab_and_inside_no_learned_token(impl, ref
 CS336_CORPORA = st.lists(st.sampled_from([c for c in differential.CHUNKS if "\r" not in c]), min_size=1, max_size=40).map("".join)
 
 
+# CS336 always gives <|endoftext|> (its starter chunks files at it); drawn besides it, special
+# tokens of the differential test that no byte and no learned token can equal (" ", "é" and "ab"
+# can: which entry then stands for those bytes is this assignment's rule, not CS336's)
+MORE_SPECIALS = ["<|end|>", "<|end|><|end|>", "[a|b]", "a.b"]
+CS336_SPECIAL_SETS = st.lists(st.sampled_from(MORE_SPECIALS), unique=True, max_size=2).map(lambda more: [EOT, *more])
+
+
 @settings(max_examples=25)
-@given(text=CS336_CORPORA, specials=st.lists(st.sampled_from(differential.SPECIAL_POOL), unique=True, min_size=1, max_size=3),
-       extra=st.integers(0, 30))
+@given(text=CS336_CORPORA, specials=CS336_SPECIAL_SETS, extra=st.integers(0, 30))
 def test_training_splits_on_every_special_token_given_as_the_reference_does(impl, ref, tmp_path_factory, text, specials, extra):
     # CS336's handout: the text is split on the special tokens given (any of them, not only
     # <|endoftext|>, which is all CS336's own tests use) before pre-tokenization. Hypothesis
