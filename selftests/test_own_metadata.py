@@ -138,3 +138,25 @@ def test_with_the_cs336_extra_installed_memory_logging_with_psutil_works_in_the_
         assert backend.facts.get("stand_ins") in (None, [])
     finally:
         backend.close()
+
+
+@pytest.mark.parametrize("spec, noted", [(">=3.12,<3.14", True), (">=3.11", None), ("~=3.12", True),
+                                         ("==3.11.*", None), ("<3.0", True), ("odd spec", None)])
+def test_a_python_requirement_grading_does_not_meet_is_a_note(tmp_path, spec, noted):
+    from grader.intake import python_requirement_note
+
+    (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "cs336_basics"\nrequires-python = "{spec}"\n')
+    note = python_requirement_note(tmp_path, running=(3, 11, 7))
+    if noted is None:
+        assert note is None, note
+    else:
+        assert note.startswith(f"the submission's pyproject.toml requires Python {spec}; grading runs Python 3.11.7"), note
+
+
+def test_the_python_note_is_among_the_submission_notes(tmp_path):
+    sub = tmp_path / "sub"
+    (sub / "tests").mkdir(parents=True)
+    (sub / "tests" / "adapters.py").write_text("")
+    (sub / "pyproject.toml").write_text('[project]\nname = "cs336_basics"\nrequires-python = ">=99"\n')
+    notes = submission_notes(GradeRequest(submission=sub), {})
+    assert any(n.startswith("the submission's pyproject.toml requires Python >=99") for n in notes), notes
