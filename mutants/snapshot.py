@@ -250,28 +250,29 @@ def differences(old: dict, new: dict) -> list[str]:
     return lines
 
 
-def compare(old_dir: Path, new_dir: Path) -> tuple[list[str], dict[str, int]]:
-    """All differences between two snapshot folders, and counts (same, differ, only in one)."""
+def compare(old_dir: Path, new_dir: Path) -> tuple[list[str], dict[str, list[str]]]:
+    """All differences between two snapshot folders, and the submissions by outcome (same,
+    differ, graded only before, only after)."""
     old, new = load(old_dir), load(new_dir)
-    lines, counts = [], {"same": 0, "differ": 0, "only before": 0, "only after": 0}
+    lines, kinds = [], {"same": [], "differ": [], "only before": [], "only after": []}
     for name in sorted(set(old) | set(new)):
         if name not in new or name not in old:
-            side = "only before" if name not in new else "only after"
-            counts[side] += 1
-            lines.append(f"{name}: graded {side}")
+            kinds["only before" if name not in new else "only after"].append(name)
             continue
         found = differences(old[name], new[name])
-        counts["differ" if found else "same"] += 1
+        kinds["differ" if found else "same"].append(name)
         lines += found
-    return lines, counts
+    return lines, kinds
 
 
-def report(old_dir: Path, new_dir: Path) -> int:
-    """Print the comparison; 0 when the two snapshots are the same entry by entry, else 1."""
-    lines, counts = compare(old_dir, new_dir)
-    print("\n".join(lines))
-    print(f"[snapshot] {old_dir} -> {new_dir}: " + ", ".join(f"{n} {k}" for k, n in counts.items() if n or k == "same"))
-    return 1 if lines else 0
+def report(old_dir: Path, new_dir: Path, common: bool = False) -> int:
+    """Print the comparison; 0 when the two snapshots are the same entry by entry (``common``:
+    those graded in both), else 1."""
+    lines, kinds = compare(old_dir, new_dir)
+    one_side = [f"graded {k}: {' '.join(v)}" for k in ("only before", "only after") if (v := kinds[k])]
+    print("\n".join(lines + one_side))
+    print(f"[snapshot] {old_dir} -> {new_dir}: " + ", ".join(f"{len(v)} {k}" for k, v in kinds.items() if v or k == "same"))
+    return 1 if lines or (one_side and not common) else 0
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -285,10 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stop-after", type=float, metavar="SECONDS", help="start no grading after this many seconds")
     parser.add_argument("--resume", action="store_true", help="grade only the submissions not yet in --out")
     parser.add_argument("--against", type=Path, help="an earlier snapshot folder: print the differences")
+    parser.add_argument("--common", action="store_true",
+                        help="compare only the submissions graded in both (the others are listed, not counted)")
     parser.add_argument("--compare", nargs=2, type=Path, metavar=("OLD", "NEW"), help="compare two snapshots, no grading")
     args = parser.parse_args(argv)
     if args.compare:
-        return report(*args.compare)
+        return report(*args.compare, common=args.common)
     if args.checkout is None or args.out is None:
         parser.error("give a CHECKOUT and --out DIR (or --compare OLD NEW)")
     if not (args.checkout / "grader").is_dir():
@@ -296,7 +299,7 @@ def main(argv: list[str] | None = None) -> int:
     meta = take(args.checkout, args.out, args.only, args.jobs, args.stop_after, args.resume)
     print(f"[snapshot] {len(meta['submissions'])} submissions of {meta['commit'][:7]} in {meta['seconds']:.0f} s: {args.out}"
           + (f"; not graded in time: {' '.join(meta['not graded (time)'])}" if meta["not graded (time)"] else ""))
-    return report(args.against, args.out) if args.against else 0
+    return report(args.against, args.out, common=args.common) if args.against else 0
 
 
 if __name__ == "__main__":

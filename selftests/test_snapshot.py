@@ -109,11 +109,15 @@ def test_each_kind_of_difference_is_reported(change, expected):
     assert expected in S.differences(old, new)
 
 
-def test_a_submission_graded_on_one_side_only_is_reported(tmp_path):
+@pytest.mark.parametrize("common", [False, True])
+def test_a_submission_graded_on_one_side_only_is_listed_and_counts_unless_common(tmp_path, capsys, common):
     write(tmp_path / "old", {"reference": snap(results()), "mutant-x": snap(results(), "mutant-x")})
     write(tmp_path / "new", {"reference": snap(results())})
-    lines, counts = S.compare(tmp_path / "old", tmp_path / "new")
-    assert lines == ["mutant-x: graded only before"] and counts["only before"] == 1
+    lines, kinds = S.compare(tmp_path / "old", tmp_path / "new")
+    assert lines == [] and kinds["only before"] == ["mutant-x"] and kinds["same"] == ["reference"]
+    code = S.main(["--compare", str(tmp_path / "old"), str(tmp_path / "new")] + (["--common"] if common else []))
+    assert code == (0 if common else 1)
+    assert "graded only before: mutant-x" in capsys.readouterr().out.splitlines()
 
 
 def test_entries_of_one_test_with_two_visibilities_get_distinct_keys():
@@ -182,7 +186,7 @@ def test_snapshot_grades_reference_stubs_and_catalogue_with_the_checkouts_own_gr
     assert S.main([str(fake_checkout), "--out", str(tmp_path / "after"), "--only", "mutant-two", "--against", str(out)]) == 1
     out_lines = capsys.readouterr().out.splitlines()
     assert "mutant-two: tests/test_a.py::test_a: score 0.5 -> 0.25" in out_lines
-    assert {"reference: graded only before", "stubs: graded only before"} <= set(out_lines)
+    assert "graded only before: mutant-three reference stubs" in out_lines
 
 
 def test_a_stopped_snapshot_resumes_where_it_stopped(fake_checkout, tmp_path):
