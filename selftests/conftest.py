@@ -20,6 +20,14 @@ if gpt2_cache.cache_dir() is not None:
     os.environ.setdefault("TIKTOKEN_CACHE_DIR", str(gpt2_cache.cache_dir()))
 
 
+def pytest_configure(config) -> None:
+    # the slow tier (docs/development.md); registered here, not in pyproject.toml, whose pytest
+    # options the student handout ships
+    config.addinivalue_line(
+        "markers", "slow: grades, runs pytest or builds environments for tens of seconds or more; "
+        "-m 'not slow' leaves these out for a quick run (CI runs every test)")
+
+
 class Gradings:
     """Gradings run two at a time in the background (the grader waits on one worker most of
     the time, so two share the machine's cores well): ``start`` queues one under a name and

@@ -194,6 +194,7 @@ NEED_ROOT = {"read_hidden", "forge_results", "forge_report", "tamper_fixtures"}
 CONFINED = "isolation: own user id, private root directory"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", list(EXPECT))
 def test_attack_is_contained(graded, name):
     out = graded[name]
@@ -225,10 +226,12 @@ def test_attack_is_contained(graded, name):
     assert sum(out.group_scores().values()) == pytest.approx(data["score"], abs=0.01)
 
 
+@pytest.mark.slow
 def test_fixture_files_survive_the_attacks(graded):
     assert graded["_fixtures_unchanged"]
 
 
+@pytest.mark.slow
 def test_no_attack_leaves_a_process_behind(graded):
     leftovers = []
     for cmdline in Path("/proc").glob("*/cmdline"):
@@ -249,6 +252,7 @@ SPINNING = ("spin_everywhere", "spin_ignoring_alarm")
 SPUN = ("run_get_pair_counts", "run_merge", "get_byte_tokenizer")  # the functions TESTS call
 
 
+@pytest.mark.slow
 def test_a_function_that_times_out_on_three_tests_in_a_row_is_no_longer_called(tmp_path):
     """Each function times out on 3 tests (3 s each), then its other tests fail at once, and
     the results say so in one line each: score 0, results written, far inside the budget
@@ -299,6 +303,7 @@ def _speed_line(out: GradeRun) -> tuple[float, int, str]:
     return float(found.group(1)), int(found.group(2)), test["output"].splitlines()[0]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="without root, processes that left the worker's group cannot be found")
 def test_cpu_burner_cannot_slow_the_reference_timing(tmp_path):
     """Background processes that left the worker's process group burn every core while the

@@ -160,6 +160,7 @@ def read_csv(out: Path) -> list[dict]:
         return list(csv.DictReader(f))
 
 
+@pytest.mark.slow
 def test_batch_completes_with_one_row_per_submission_sorted(batch):
     proc = batch["proc"]
     assert proc.returncode == 0, proc.stderr[-3000:] + proc.stdout[-3000:]
@@ -169,6 +170,7 @@ def test_batch_completes_with_one_row_per_submission_sorted(batch):
     assert not (batch["folder"].parent / "escaped.py").exists() and not (batch["out"] / "work" / "escaped.py").exists()
 
 
+@pytest.mark.slow
 def test_batch_ranks_correct_first_stubs_zero_and_mutants_between(batch):
     totals = {r["student"]: float(r["total"]) for r in read_csv(batch["out"])}
     summary = (batch["out"] / "summary.txt").read_text()
@@ -187,6 +189,7 @@ def test_batch_ranks_correct_first_stubs_zero_and_mutants_between(batch):
             assert totals[student] == 0, f"{student} ({kind}) should score 0: {totals[student]}\n{summary}"
 
 
+@pytest.mark.slow
 def test_csv_totals_equal_the_per_student_results_files(batch):
     for row in read_csv(batch["out"]):
         results = json.loads((batch["out"] / "results" / f"{row['student']}.json").read_text())
@@ -197,6 +200,7 @@ def test_csv_totals_equal_the_per_student_results_files(batch):
         assert float(row["total"]) == pytest.approx(float(row["primitives"]) + float(row["tokenizer"]), abs=1e-3)
 
 
+@pytest.mark.slow
 def test_summary_reports_distribution_pass_rates_slowest_and_failures(batch):
     text = (batch["out"] / "summary.txt").read_text()
     assert "median" in text and "mean" in text and "#" in text
@@ -209,6 +213,7 @@ def test_summary_reports_distribution_pass_rates_slowest_and_failures(batch):
     assert "summary.txt" in batch["proc"].stdout
 
 
+@pytest.mark.slow
 def test_rerun_skips_up_to_date_results_unless_forced(batch, tmp_path):
     out, folder = tmp_path / "out", tmp_path / "submissions"  # copies (mtimes kept): the other tests keep theirs
     shutil.copytree(batch["out"], out, symlinks=True)
@@ -229,6 +234,7 @@ def test_rerun_skips_up_to_date_results_unless_forced(batch, tmp_path):
     assert csv_before != (out / "grades.csv").read_text()
 
 
+@pytest.mark.slow
 def test_batch_keeps_going_past_a_submission_that_uses_its_whole_budget_and_names_it(tmp_path):
     """A correct but slow submission (a second per merge) uses up its time budget: it keeps
     the points of the tests it finished, the submission beside it is graded in full, and the
@@ -255,6 +261,7 @@ def test_batch_keeps_going_past_a_submission_that_uses_its_whole_budget_and_name
     assert results["execution_time"] <= budget + 1, results["output"]
 
 
+@pytest.mark.slow
 def test_sigterm_to_batch_stops_the_gradings_under_way_each_writing_its_results(tmp_path):
     """SIGTERM to batch: each grade command under way is stopped too and writes its results
     from the tests it finished (not SIGKILLed, leaving nothing); the batch ends within seconds,
@@ -354,6 +361,7 @@ def test_names_that_transliterate_alike_stay_distinct(tmp_path):
     assert sorted(names) == ["Muller", "Muller-2", "Muller-3", "submission", "submission-2"]
 
 
+@pytest.mark.slow
 def test_each_log_keeps_its_students_grade_output(batch):
     log = (batch["out"] / "logs" / "zoe_cs336_reference.log").read_text(encoding="utf-8")
     assert "layout: CS336" in log and "not installed where grading runs: " in log, log[-2000:]
@@ -361,6 +369,7 @@ def test_each_log_keeps_its_students_grade_output(batch):
     assert re.search(r"^total\s", log, re.M), "the table of points"
 
 
+@pytest.mark.slow
 def test_summary_ends_with_who_hit_limits_errors_or_known_bugs(batch):
     text = (batch["out"] / "summary.txt").read_text(encoding="utf-8")
     table = text.split("to look at (")[1].splitlines()

@@ -24,7 +24,7 @@ from harness.childenv import child_env
 from .test_batch import POLICY, TESTS, checkout, mutate, zip_folder
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.timeout(600)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(600)]
 needs_dask = pytest.mark.skipif(
     __import__("importlib").util.find_spec("distributed") is None,
     reason="the cluster tests need the optional extra: pip install -e .[cluster] (dask[distributed])",

@@ -276,6 +276,7 @@ def compared(tmp_path_factory):
     return proc.stdout, page_path.read_text(encoding="utf-8")
 
 
+@pytest.mark.slow
 def test_one_bug_submission_terminal_starts_with_summary_and_diagnosis_under_80_lines(compared):
     out, _ = compared
     lines = out.splitlines()
@@ -291,6 +292,7 @@ def test_one_bug_submission_terminal_starts_with_summary_and_diagnosis_under_80_
     assert "pair_counts" not in out and "pair counts" not in out.split("failing tests")[1], "passing tests are not listed"
 
 
+@pytest.mark.slow
 def test_one_bug_submission_html_opens_on_summary_diagnosis_and_the_first_failure(compared):
     _, text = compared
     p = parsed(text)

@@ -20,7 +20,7 @@ from mutants.catalogue import by_name
 from grader.report import KNOWN_BUG_PREFIX as PREFIX
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.timeout(900)  # the subprocess runs happen in a fixture
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the subprocess runs happen in a fixture
 
 DIAGNOSED = {
     "merge_overlapping": "tests/public/test_primitives.py",

@@ -92,6 +92,7 @@ def by_group(data: dict) -> dict[str, tuple[float, float, list[str]]]:
     return out
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
 def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(graded):
     run = graded["default"]
@@ -103,6 +104,7 @@ def test_delegating_to_forbidden_libraries_scores_zero_naming_the_module(graded)
         assert all(f"uses the forbidden module {module}" in text for text in texts), texts[:2]
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
 def test_the_same_delegation_scores_full_marks_when_nothing_is_forbidden(graded):
     run = graded["control"]
@@ -141,6 +143,7 @@ def vendored(delegation) -> dict[str, GradeRun]:
         return {name: future.result() for name, future in futures.items()}
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="graded with a private root directory, which needs root")
 @pytest.mark.parametrize("route", ROUTES)
 def test_compiled_code_brought_along_scores_zero_saying_so(vendored, route):
@@ -211,6 +214,7 @@ def run_pretokenize(text):
 '''
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="the private root directory needs root")
 def test_forbidden_packages_are_absent_from_the_worker_even_without_the_hook(delegation):
     sub = delegation / "unhook"

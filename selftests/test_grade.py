@@ -17,7 +17,7 @@ from .support import ROOT, make_submission
 
 # the gradings run in the background, two at a time: the first test to need one waits for it
 # (a hang guard like test_venv's, not a speed bound: the suite's 120 s is per test)
-pytestmark = pytest.mark.timeout(900)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
 
 
 def test_reference_gets_full_marks(graded_reference):

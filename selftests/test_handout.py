@@ -25,7 +25,7 @@ from grader.config import load_config
 from grader.handout import INSTRUCTOR_SIDE, solution_leaks
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.timeout(900)  # a test may wait for the module's other runs to finish first
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # a test may wait for the module's other runs to finish first
 
 
 def student_env() -> dict[str, str]:

@@ -219,6 +219,7 @@ def _context(out: GradeRun) -> str:
     return out.context()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", [c for c in CASES if c[0] in LAYOUT_LINE and c[0] != "cs336_buggy"], ids=case_id)
 def test_correct_code_passes_every_adapters_tests_in_every_layout(graded, case):
     out = graded[case]
@@ -231,6 +232,7 @@ def test_correct_code_passes_every_adapters_tests_in_every_layout(graded, case):
         assert f"not installed where grading runs: {', '.join(missing_imports(LAYOUT_FIXTURES / 'cs336' / 'tests' / 'adapters.py'))} (" in out.stdout, _context(out)
 
 
+@pytest.mark.slow
 def test_a_correct_cs336_repository_gets_full_marks_on_the_whole_suite(graded):
     (case,) = [c for c in CASES if c[2]]
     out = graded[case]
@@ -238,6 +240,7 @@ def test_a_correct_cs336_repository_gets_full_marks_on_the_whole_suite(graded):
     assert "partial grade" not in out.stdout, _context(out)
 
 
+@pytest.mark.slow
 def test_a_correct_cs336_repository_is_graded_by_the_cs336_policy_and_passes_beyond_it_too(graded):
     (case,) = [c for c in CASES if c[2]]
     out = graded[case]
@@ -248,6 +251,7 @@ def test_a_correct_cs336_repository_is_graded_by_the_cs336_policy_and_passes_bey
     assert beyond and all(t["status"] == "passed" for t in beyond), _context(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bug", CS336_VISIBLE_BUGS)
 def test_a_bug_cs336_catches_loses_points_in_cs336_train_bpe_only(graded, bug):
     out = graded[(f"cs336:{bug}", True, False)]
@@ -259,6 +263,7 @@ def test_a_bug_cs336_catches_loses_points_in_cs336_train_bpe_only(graded, bug):
             assert got == pytest.approx(most), f"{group}: {got}/{most}\n{_context(out)}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("bug", CS336_MISSED_BUGS)
 def test_a_bug_cs336s_suite_misses_on_a_rule_it_states_loses_points_in_that_part(graded, bug):
     out = graded[(f"cs336:{bug}", True, False)]
@@ -268,6 +273,7 @@ def test_a_bug_cs336s_suite_misses_on_a_rule_it_states_loses_points_in_that_part
     assert all(g == pytest.approx(m) for name, (g, m) in out.group_points().items() if name not in (part, "beyond_cs336")), _context(out)
 
 
+@pytest.mark.slow
 def test_a_bug_only_this_assignments_rules_catch_costs_nothing_and_is_shown_beyond_cs336(graded):
     out = graded[("cs336:specials_numbered_first", True, False)]
     data = out.results
@@ -278,6 +284,7 @@ def test_a_bug_only_this_assignments_rules_catch_costs_nothing_and_is_shown_beyo
     assert failed[0]["name"].startswith("Beyond CS336") and "vocab layout" in failed[0]["name"], failed[0]["name"]
 
 
+@pytest.mark.slow
 def test_the_selection_calls_every_adapter_function_and_touches_every_group(graded):
     out = graded[RECORDED]
     adapters = {n.name for n in ast.parse((ROOT / "adapters.py").read_text()).body if isinstance(n, ast.FunctionDef)}
@@ -287,6 +294,7 @@ def test_the_selection_calls_every_adapter_function_and_touches_every_group(grad
     assert groups <= set(out.group_points()), f"no test of SELECTION in: {sorted(groups - set(out.group_points()))}"
 
 
+@pytest.mark.slow
 def test_a_buggy_cs336_submission_loses_points_only_where_its_bug_is(graded):
     out = graded[("cs336_buggy", True, False)]
     context = out.context()
@@ -457,6 +465,7 @@ def test_a_missing_training_file_may_raise_value_error_or_file_not_found(tmp_pat
             check(_Raises(error), tmp_path)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", CASES, ids=case_id)
 def test_grading_leaves_nothing_in_its_temporary_folder(graded, case):
     out = given(graded, case)
@@ -464,12 +473,14 @@ def test_grading_leaves_nothing_in_its_temporary_folder(graded, case):
     assert out.left == [], f"left behind in TMPDIR: {out.left[:10]}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout", ["failing", "stub_only", "student_link", "hard_links"])
 def test_a_broken_empty_or_linked_submission_scores_zero(graded, layout):
     out = given(graded, (layout, True, False))
     assert out.results["tests"] and out.results["score"] == 0, out.stdout
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("layout, note", [
     ("student_link", "student: a symbolic link to outside the submission, left out"),
     ("hard_links", "student/__init__.py: a hard link to a file outside the submission, left out"),
@@ -480,6 +491,7 @@ def test_what_the_copy_left_out_is_said_in_the_output(graded, layout, note):
     assert "left out of the copy graded: " in out.stdout and note in out.stdout, out.stdout
 
 
+@pytest.mark.slow
 def test_a_link_to_the_checkout_folder_leaks_nothing_and_costs_honest_code_nothing(graded):
     out = given(graded, ("checkout_link", True, False))
     text = json.dumps(out.results)

@@ -127,6 +127,7 @@ def test_first_files_are_test_files_of_the_mutants_group(policy):
         assert not stray, f"mutant {mutant.name}: first={stray} are not test files of group {mutant.group}"
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("mutant", CATALOGUE, ids=[m.name for m in CATALOGUE])
 def test_mutant_is_killed(outcomes, mutant):
     o = outcomes.by_name[mutant.name]
@@ -137,6 +138,7 @@ def test_mutant_is_killed(outcomes, mutant):
     )
 
 
+@pytest.mark.slow
 def test_public_tests_alone_kill_most_mutants(outcomes, capsys):
     report = outcomes.report
     total, public = kill_rates(list(outcomes.by_name.values()))
@@ -145,12 +147,14 @@ def test_public_tests_alone_kill_most_mutants(outcomes, capsys):
     assert public >= PUBLIC_KILL_RATE_MIN, f"public kill rate {public:.0%} < {PUBLIC_KILL_RATE_MIN:.0%}\n{report}"
 
 
+@pytest.mark.slow
 def test_building_and_running_every_mutant_leaves_reference_untouched(outcomes):
     # the catalogue builds every mutant (a copy of reference/ with its edits) and runs it
     before, after = outcomes.reference_digests
     assert after == before
 
 
+@pytest.mark.slow
 def test_slowest_mutants_start_first_and_outcomes_keep_catalogue_order(outcomes):
     order = schedule(CATALOGUE)
     speed = [i for i, m in enumerate(CATALOGUE) if m.group == "speed"]
@@ -175,6 +179,7 @@ def _command_lines_naming(text: str) -> list[str]:
     return found
 
 
+@pytest.mark.slow
 def test_the_catalogue_leaves_no_temp_folder_nor_process_behind(outcomes):
     # the fork server's command line names its bytecode folder inside the temp folder, and
     # each run forked from it keeps that command line
@@ -187,6 +192,7 @@ def _failures_and_counts(output: str) -> tuple[list[str], list[str]]:
     return sorted(_FAILURE.findall(output)), _COUNTS.findall(output)
 
 
+@pytest.mark.slow
 def test_a_forked_run_reports_what_a_pytest_subprocess_reports(background):
     # every failure of a whole test file, the counts line and the exit code
     (code, forked), (expected_code, output) = background["compare"].result(timeout=600)
@@ -204,6 +210,7 @@ def _gone(pid: int) -> bool:
     return state in ("Z", "X")  # a zombie left to init to reap is no running process
 
 
+@pytest.mark.slow
 def test_a_run_past_its_time_limit_is_killed_with_everything_it_started(background):
     error, seconds, server = background["hung"].result(timeout=600)
     assert isinstance(error, RunTimeout), f"expected RunTimeout, got {error!r}"

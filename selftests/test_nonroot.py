@@ -50,7 +50,7 @@ def _can_run() -> str | None:
     return None
 
 
-pytestmark = [pytest.mark.skipif(_can_run() is not None, reason=str(_can_run())), pytest.mark.timeout(900)]
+pytestmark = [pytest.mark.slow, pytest.mark.skipif(_can_run() is not None, reason=str(_can_run())), pytest.mark.timeout(900)]
 
 
 def _needed() -> list[Path]:

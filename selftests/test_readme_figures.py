@@ -86,6 +86,7 @@ def test_each_figure_stated_is_the_codes(page, phrase, figures):
     assert expected in text, f"{page} should say {expected!r} (or not state the figure)"
 
 
+@pytest.mark.slow
 def test_the_results_entries_counted_in_the_readme_are_those_of_a_grading(graded_reference):
     text = " ".join((ROOT / "README.md").read_text(encoding="utf-8").split())
     stated = re.search(r"one entry per test function \((\d[\d,]*) with the shipped `grading.yaml`\)", text)

@@ -196,6 +196,7 @@ def outcome(graded, key) -> GradeRun:
     return out
 
 
+@pytest.mark.slow
 def test_a_run_stopped_by_max_time_keeps_the_points_already_graded(graded):
     out = outcome(graded, "stopped")
     assert out.group_scores() == {"pairs": pytest.approx(10), "rest": 0}, out.context()
@@ -214,6 +215,7 @@ def assert_reported_as_far_as_it_went(out: GradeRun) -> None:
     assert out.report_data()["grader_peak_mb"] > 0, out.context()
 
 
+@pytest.mark.slow
 def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(graded):
     out = outcome(graded, "crashed")  # nothing left in TMPDIR nor running: checked by grade()
     assert out.group_scores() == {"pairs": pytest.approx(10), "rest": 0}, out.context()
@@ -222,6 +224,7 @@ def test_a_crashed_test_run_keeps_the_points_already_graded_and_leaves_nothing(g
     assert_reported_as_far_as_it_went(out)
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("key", ["sigterm", "sigint"])
 def test_a_grading_stopped_by_a_signal_ends_at_once_keeping_the_points_of_the_tests_finished(graded, key):
     """SIGTERM (timeout, Gradescope, CI runners) or SIGINT (Ctrl-C) to grade: its test run and
@@ -242,6 +245,7 @@ def test_a_grading_stopped_by_a_signal_ends_at_once_keeping_the_points_of_the_te
     assert out.results["score"] < 20, out.context()
 
 
+@pytest.mark.slow
 def test_slow_correct_code_keeps_the_points_of_the_tests_finished_within_the_budget(graded):
     """The grading ends within its time budget (grade --max-time; grading.yaml's `budget`)
     with a results file: the tests finished keep their points, the others are not reached."""
@@ -261,6 +265,7 @@ def test_slow_correct_code_keeps_the_points_of_the_tests_finished_within_the_bud
     assert 0 < out.results["score"] == pytest.approx(sum(t["score"] for t in finished), abs=0.05), out.context()
 
 
+@pytest.mark.slow
 def test_a_test_over_its_timeout_fails_alone_and_the_next_test_gets_a_working_worker(graded):
     """grading.yaml's per-test timeout is enforced in the grading's test run (pytest-timeout,
     loaded by name: grade turns off plugin autoloading): the hanging test fails saying so, the
@@ -278,6 +283,7 @@ def test_a_test_over_its_timeout_fails_alone_and_the_next_test_gets_a_working_wo
     assert out.group_scores()["pairs"] == pytest.approx(10), out.context()
 
 
+@pytest.mark.slow
 @pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
 def test_a_grading_forcing_worker_restarts_leaves_a_concurrent_grading_untouched(graded):
     victim, attacker = outcome(graded, "victim"), outcome(graded, "restarts")
@@ -287,6 +293,7 @@ def test_a_grading_forcing_worker_restarts_leaves_a_concurrent_grading_untouched
     assert restarts >= 8, attacker.context()
 
 
+@pytest.mark.slow
 def test_never_ending_stalled_and_non_lazy_streams_fail_only_their_own_tests(graded):
     out = outcome(graded, "streams")
     tests = cases(out).values()
@@ -299,6 +306,7 @@ def test_never_ending_stalled_and_non_lazy_streams_fail_only_their_own_tests(gra
     assert "ids" in by_name[STREAM_TESTS[1]] and "bytes of input" in by_name[STREAM_TESTS[1]], out.context()
 
 
+@pytest.mark.slow
 def test_huge_returned_values_cost_the_grader_little(graded):
     out = outcome(graded, "huge")
     assert out.results["score"] == 0, out.context()
@@ -309,6 +317,7 @@ def test_huge_returned_values_cost_the_grader_little(graded):
     assert len(out.log) < 200_000
 
 
+@pytest.mark.slow
 def test_the_grader_stays_within_its_memory_budget_whatever_every_call_returns(graded):
     out = outcome(graded, "everywhere")
     assert out.results["score"] == 0, out.context()
@@ -344,6 +353,7 @@ def test_worker_uids_are_allocated_and_never_shared(tmp_path):
             held.append(uids.allocate(folder, base, count))
 
 
+@pytest.mark.slow
 def test_feedback_never_shows_the_harness_report_or_other_submissions_paths(graded):
     out = outcome(graded, "leak")
     assert out.results["score"] == 0, out.context()

@@ -19,7 +19,7 @@ from mutants.build import build
 from mutants.catalogue import Append, Mutant, by_name
 
 ROOT = Path(__file__).resolve().parent.parent
-pytestmark = pytest.mark.timeout(1200)
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 FILES = ["tests/public/test_train_bpe.py", "tests/public/test_primitives.py",
          "tests/public/test_special_tokens.py", "tests/public/test_tokenizer.py"]

@@ -89,18 +89,21 @@ def klass(tmp_path_factory):
     return {"folder": folder, "pairs": {frozenset((p.a.name, p.b.name)): p for p in pairs}, "ranked": pairs}
 
 
+@pytest.mark.slow
 def test_a_renamed_and_reformatted_copy_ranks_first_and_is_flagged(klass):
     top = klass["ranked"][0]
     assert {top.a.name, top.b.name} == {"alice", "bob"}, [(p.a.name, p.b.name, p.similarity) for p in klass["ranked"]]
     assert top.flagged()
 
 
+@pytest.mark.slow
 def test_independent_implementations_of_the_same_rules_stay_below_the_threshold(klass):
     pair = klass["pairs"].get(frozenset(("alice", "carol")))
     assert pair is not None, "the two implementations of the same rules share no code at all: the test proves nothing"
     assert pair.similarity < SIM.THRESHOLD and not pair.flagged()
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("other", ["alice", "dave"])
 def test_the_handouts_stubs_are_not_counted_as_copying(klass, other):
     pair = klass["pairs"].get(frozenset(("erin", other)))
@@ -125,6 +128,7 @@ def test_a_copy_of_a_public_solution_is_flagged_against_it(tmp_path):
     assert pair.flagged() and pair.a_in_b > pair.b_in_a  # frank copied one part of a larger solution
 
 
+@pytest.mark.slow
 def test_batch_similarity_writes_the_csv_and_the_side_by_side_page(klass, tmp_path):
     out = tmp_path / "out"
     proc = subprocess.run(

@@ -19,6 +19,8 @@ from .support import run_grade
 
 VACUOUS = Path(__file__).resolve().parent / "vacuous"
 KINDS = ["raise_everywhere", "return_empty"]
+pytestmark = pytest.mark.slow  # each test grades
+
 # Tests that passed on one of them before they were made to check an ordinary case too
 # (the found-and-fixed list, 2026-11-23): each edge case must also fail on code that does nothing.
 ONCE_VACUOUS = [

@@ -24,6 +24,7 @@ from .support import ROOT, make_submission, run_grade
 from .venvs import make_venv
 
 pytestmark = [
+    pytest.mark.slow,
     pytest.mark.skipif(os.geteuid() != 0, reason="the private root directory needs root"),
     pytest.mark.timeout(900),  # whole gradings: well past the suite's 120 s per test on a loaded machine
 ]
