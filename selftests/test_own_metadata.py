@@ -160,3 +160,14 @@ def test_the_python_note_is_among_the_submission_notes(tmp_path):
     (sub / "pyproject.toml").write_text('[project]\nname = "cs336_basics"\nrequires-python = ">=99"\n')
     notes = submission_notes(GradeRequest(submission=sub), {})
     assert any(n.startswith("the submission's pyproject.toml requires Python >=99") for n in notes), notes
+
+
+def test_a_package_imported_only_at_call_time_and_missing_here_is_named(tmp_path):
+    sub = tmp_path / "sub"
+    (sub / "tests").mkdir(parents=True)
+    (sub / "pkg").mkdir()
+    (sub / "tests" / "adapters.py").write_text("import os\n\ndef run_train_bpe(p, n, s):\n    from pkg.train import train\n    return train(p, n, s)\n")
+    (sub / "pkg" / "train.py").write_text("import json\nfrom no_such_package_here import SortedThing\nimport regex\nfrom pkg import other\n")
+    notes = submission_notes(GradeRequest(submission=sub), {})
+    (line,) = [n for n in notes if n.startswith("imported elsewhere in the submission")]
+    assert line.startswith("imported elsewhere in the submission and not installed where grading runs: no_such_package_here ("), line
