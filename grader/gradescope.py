@@ -15,11 +15,11 @@ from .exports import LOCK, PYTHON_VERSION, locked, render
 from .policies import NAMED_POLICIES
 from .request import GradeRequest
 
-# run_autograder's grading, its words shell variables of the script: the copied submission, the
-# results file Gradescope reads, the course's policy (the default one unless AUTOGRADER_CONFIG)
-AUTOGRADER_REQUEST = GradeRequest(
-    submission=Path("$WORK"), results=Path("$RESULTS/results.json"), config="${AUTOGRADER_CONFIG:-default}",
-)
+# run_autograder's grading, its words shell variables of the script: the copied submission and
+# the results file Gradescope reads. No policy: the submission's layout chooses it, as `grade`
+# does (grading-cs336.yaml for a CS336 repository, grading.yaml otherwise); the script adds
+# `--config "$AUTOGRADER_CONFIG"` when that is set (a policy file or name)
+AUTOGRADER_REQUEST = GradeRequest(submission=Path("$WORK"), results=Path("$RESULTS/results.json"))
 
 
 def shell_command(argv: list[str]) -> str:
@@ -38,8 +38,9 @@ def gradescope_files(root: Path = ROOT) -> dict[str, str]:
 
 
 def export_gradescope(zip_path: Path, root: Path = ROOT) -> list[str]:
-    """Write Gradescope's autograder zip (bundling ``root``'s grading.yaml, which the caller
-    has loaded: a broken policy is never bundled); returns its member names."""
+    """Write Gradescope's autograder zip (bundling ``root``'s policies, grading.yaml and
+    grading-cs336.yaml, which the caller has loaded: a broken policy is never bundled);
+    returns its member names."""
     members: dict[str, Path | str] = dict(gradescope_files(root))
     # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
     for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
@@ -47,7 +48,7 @@ def export_gradescope(zip_path: Path, root: Path = ROOT) -> list[str]:
             rel = path.relative_to(root)
             if path.is_file() and "__pycache__" not in rel.parts and path.suffix != ".pyc" and ".hypothesis" not in rel.parts:
                 members[rel.as_posix()] = path
-    for name in ("adapters.py", NAMED_POLICIES["default"], "pyproject.toml", LOCK):
+    for name in ("adapters.py", *NAMED_POLICIES.values(), "pyproject.toml", LOCK):
         members[name] = root / name
     zip_path = Path(zip_path)
     zip_path.parent.mkdir(parents=True, exist_ok=True)

@@ -37,7 +37,7 @@ from .config import Config, ConfigError, load_config
 from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, render, replaceable, student_parts
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
-from .policies import default_policy, policy_path
+from .policies import NAMED_POLICIES, default_policy, policy_path
 from .solution_search import describe, solution_functions
 from .grade import suite_plugin_options
 
@@ -385,6 +385,8 @@ def main(out: Path | None, gradescope: Path | None, config: Path | None = None, 
             print(f"handout: wrote {len(files)} files to {out}")
         if gradescope is not None:
             default_policy()  # refuse to bundle a broken policy
+            for name in NAMED_POLICIES.values():
+                load_config(ROOT / name)
             names = export_gradescope(gradescope)
             print(f"handout: wrote the Gradescope autograder {gradescope} ({len(names)} files)")
     except HandoutError as err:

@@ -95,5 +95,5 @@ def autograder_command(env: str) -> list[str]:
 def test_run_autograder_runs_the_autograder_request(env, changes):
     words = autograder_command(env)
     assert words[:3] == ["-m", "grader", "grade"]
-    expected = dataclasses.replace(AUTOGRADER_REQUEST, submission=Path("/graded"), results=Path("/results/results.json"), config="default")
+    expected = dataclasses.replace(AUTOGRADER_REQUEST, submission=Path("/graded"), results=Path("/results/results.json"))
     assert parsed(words[3:]) == dataclasses.replace(expected, **changes)

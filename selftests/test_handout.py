@@ -367,6 +367,25 @@ def test_run_autograder_grades_the_submission_into_results_json(runs):
         assert {"name", "score", "max_score", "status", "output", "visibility"} <= set(t)
 
 
+def autograde_a_cs336_repository(bundle: Path, tmp: Path) -> dict:
+    """A correct CS336-layout repository (tests/adapters.py over cs336_basics/) uploaded as it
+    is, graded on two CS336 rules: by the CS336 policy, which its layout selects, as grade does."""
+    from .support import build_layout
+
+    root = fake_autograder(bundle, tmp / "autograder")
+    shutil.rmtree(root / "submission")
+    build_layout("cs336", root / "submission")
+    return run_autograder(root, extra="--tests tests/cs336/test_cs336_contract.py::test_hand_worked_merges_with_a_special_token_given")
+
+
+def test_run_autograder_grades_a_cs336_repository_by_the_cs336_policy(runs):
+    results = runs["cs336"].result()
+    titles = tuple(g.title for g in load_config(ROOT / "grading-cs336.yaml").groups)
+    names = [t["name"] for t in results["tests"]]
+    assert names and all(n.startswith(titles) for n in names), f"not graded by the CS336 policy: {names[:3]}"
+    assert all(t["status"] == "passed" for t in results["tests"]), results["output"][-2000:]
+
+
 def autograde_a_wrapped_upload(bundle: Path, tmp: Path) -> dict:
     """A correct submission zipped inside one folder (my_bpe_repo/adapters.py, my_bpe_repo/student/),
     graded on the whole suite."""
@@ -438,6 +457,7 @@ def runs(handout, bundle, tmp_path_factory) -> dict[str, Future]:
     doctest = transplanted(handout, base / "doctest" / "solved")
     jobs = {
         "wrapped": lambda: autograde_a_wrapped_upload(bundle, base / "autograde-wrapped"),
+        "cs336": lambda: autograde_a_cs336_repository(bundle, base / "autograde-cs336"),
         "public on the reference": lambda: run_pytest(solved),
         "reference": lambda: autograde_the_reference(bundle, base / "autograde-reference"),
         "bare module": lambda: autograde_a_bare_module(bundle, base / "autograde-bare"),
