@@ -26,6 +26,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from harness.breaker import TimeLost
 from harness.recording import Large
 
 from .build import ROOT, build
@@ -156,4 +157,8 @@ def diagnose(group: str | None, records: list | None) -> str | None:
         mutant = _replayer.diagnose(group, records)
     except Exception:  # never let the diagnosis break a report
         return None
+    except BaseException as err:  # not even the test's time limit striking during a replay
+        if isinstance(err, TimeLost):  # (not an Exception: uncaught, an INTERNALERROR ends the run)
+            return None
+        raise
     return mutant.description if mutant else None

@@ -75,3 +75,21 @@ def test_failure_output_names_the_known_bug(outputs, name):
 def test_no_diagnosis_when_the_feature_is_off(outputs):
     output = outputs["off"]
     assert " failed" in output and PREFIX not in output, output[-2000:]
+
+
+@pytest.mark.parametrize("timeout", ["TestTimeout", "FixtureTimeout"])
+def test_a_time_limit_striking_during_the_replay_ends_the_diagnosis_not_the_test_run(monkeypatch, timeout):
+    """The replay runs while the failed test's timer may still strike: its timeout (not an
+    ``Exception``) must end the diagnosis quietly, never escape into pytest's report hooks
+    (an INTERNALERROR there stops the run, and every later test scores 0 as not run)."""
+    from harness import timeouts
+    from mutants import diagnose as D
+
+    def strike(self, group, records):
+        raise getattr(timeouts, timeout)("Timeout (>60.0s) from pytest-timeout.")
+
+    monkeypatch.setattr(D, "_replayer", None)
+    monkeypatch.setattr(D.Replayer, "__init__", lambda self: None)
+    monkeypatch.setattr(D.Replayer, "diagnose", strike)
+    monkeypatch.setattr(D, "enabled", lambda: True)
+    assert D.diagnose("train_bpe", [(("call", "run_merge", ([1], (1, 2), 3)), [3])]) is None
