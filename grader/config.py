@@ -252,7 +252,7 @@ def _isolation(top: dict[str, _Doc]) -> dict[str, IsolationLimits]:
     )}
 
 
-def _installed(name: str) -> bool:
+def installed(name: str) -> bool:
     """Whether a top-level module ``name`` can be imported here (found, not imported)."""
     if name in sys.stdlib_module_names or name in sys.builtin_module_names:
         return True
@@ -285,7 +285,7 @@ def _forbidden(path: Path, top: dict[str, _Doc]) -> dict[str, tuple[str, ...]]:
         item = _Doc(path, doc.node.value[i] if isinstance(doc.node, yaml.SequenceNode) else doc.node, f"forbidden_modules[{i}]")
         if not MODULE_NAME.match(name):
             raise item.fail(f"{name!r} is not a top-level module name", "write names such as tiktoken (no dots, no paths)")
-        if name not in TOKENIZER_LIBRARIES and not _installed(name):
+        if name not in TOKENIZER_LIBRARIES and not installed(name):
             close = _close_module(name)
             raise item.fail(
                 f"{name!r} is neither a known tokenizer library nor a module installed where grading runs",

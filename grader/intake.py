@@ -281,20 +281,10 @@ def unmet_imports(root: Path, stood_in: list[str]) -> list[str]:
     """Top-level packages the submission's source imports that are neither its own, nor
     installed here, nor already stood in: imported at call time (CS336 adapters often import
     the trainer inside ``run_train_bpe``), a missing one gets no stand-in and fails there."""
-    import importlib.util
-    import sys
-
     from harness.submission import imported_packages
 
+    from .config import installed
+
     root = Path(root)
-
-    def here(name: str) -> bool:
-        if name in sys.builtin_module_names or name in sys.stdlib_module_names:
-            return True
-        try:
-            return importlib.util.find_spec(name) is not None
-        except (ImportError, ValueError):
-            return False
-
     own = {p.name for p in root.iterdir() if p.is_dir()} | {p.stem for p in root.glob("*.py")}
-    return sorted(n for n in imported_packages(root) if n.isidentifier() and n not in own and n not in stood_in and not here(n))
+    return sorted(n for n in imported_packages(root) if n.isidentifier() and n not in own and n not in stood_in and not installed(n))
