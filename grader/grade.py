@@ -279,6 +279,9 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     if req.submission is not None:
         if not req.submission.is_dir():
             return fail(req, f"submission folder {req.submission} does not exist", EXIT_HARNESS, started)
+        if req.submission == Path(tempfile.gettempdir()).resolve():  # it would hold the sandboxes made to grade it
+            return harness_failed(req, f"submission folder {req.submission} is the temporary folder (TMPDIR) grading makes its "
+                                  "sandboxes in; put the submission in a folder of its own, or set TMPDIR to another folder", started)
     use_shared_tiktoken_cache()
     missing = gpt2_cache.check()  # the suite's oracles need GPT-2's files: say so in one line
     if missing:

@@ -124,12 +124,14 @@ def _is_venv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
 
-def scan(root: Path | str, only: tuple[str, ...] | None = None) -> Scan:
+def scan(root: Path | str, only: tuple[str, ...] | None = None, outside: tuple[Path | str, ...] = ()) -> Scan:
     """Walk ``root`` (iteratively, never following a link); ``only`` limits the walk to
     these top-level names (the harness's own checkout: its files may have hard links
-    elsewhere, made by anyone, and are copied all the same). Raises
+    elsewhere, made by anyone, and are copied all the same); ``outside``: folders that are
+    not the submission's even where they lie inside it (the grader's temporary folder:
+    other workers' sandboxes, the grading's own files), left out with a note. Raises
     :class:`SubmissionError` for a tree over the limits."""
-    walk = _Walk(Path(os.path.realpath(root)), only)
+    walk = _Walk(Path(os.path.realpath(root)), only, {os.path.realpath(p) for p in outside})
     stack: list[tuple[str, int]] = [("", 0)]
     while stack:
         rel, depth = stack.pop()
@@ -147,9 +149,10 @@ def scan(root: Path | str, only: tuple[str, ...] | None = None) -> Scan:
 class _Walk:
     """One :func:`scan` under way: what it found so far (``out``) and the bytes to copy."""
 
-    def __init__(self, root: Path, only: tuple[str, ...] | None) -> None:
+    def __init__(self, root: Path, only: tuple[str, ...] | None, outside: set[str] = frozenset()) -> None:
         self.out = Scan(root)
         self.only = only
+        self.outside = outside  # real paths of folders left out wherever they lie
         self.total = 0
         self.inodes: dict[tuple[int, int], list[tuple[str, int, int]]] = {}  # hard-linked files seen
 
@@ -193,6 +196,9 @@ class _Walk:
                 out.links.append((path, os.path.relpath(target, os.path.realpath(folder))))
         elif stat.S_ISDIR(st.st_mode):
             if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path):
+                return
+            if os.path.realpath(entry.path) in self.outside:
+                out.left_out.append(f"{_shown(path)}: the grader's temporary folder (TMPDIR), left out")
                 return
             if depth + 1 > MAX_DEPTH:
                 out.left_out.append(f"{_shown(path)}: folders nested more than {MAX_DEPTH} deep, left out")
@@ -266,12 +272,12 @@ def missing_packages(claimed: list[str], source: Path | str) -> list[str]:
 
 
 def copy_submission(src: Path | str, dest: Path | str, only: tuple[str, ...] | None = None,
-                    found: Scan | None = None) -> Scan:
-    """Copy the submission in ``src`` to ``dest`` (created) as :func:`scan` finds it: plain
-    folders (0755) and files (0644) of their own, links kept only inside. Returns the scan,
-    whose ``notes`` name what was left out. A file that changes into a link meanwhile is
-    not followed (``O_NOFOLLOW``)."""
-    found = found or scan(src, only)
+                    found: Scan | None = None, outside: tuple[Path | str, ...] = ()) -> Scan:
+    """Copy the submission in ``src`` to ``dest`` (created) as :func:`scan` finds it (``only``,
+    ``outside``: see there): plain folders (0755) and files (0644) of their own, links kept
+    only inside. Returns the scan, whose ``notes`` name what was left out. A file that
+    changes into a link meanwhile is not followed (``O_NOFOLLOW``)."""
+    found = found or scan(src, only, outside)
     dest = Path(dest)
     dest.mkdir(mode=0o755, parents=True, exist_ok=True)
     for rel in found.dirs:

@@ -28,10 +28,12 @@ def hide_paths(source_root: Path, extra: Iterable[Path], sandbox: Path, python_d
     and /autograder. Covered with empty mounts inside the private root, or closed by file
     permissions where there is none. A directory holding something the worker needs (the
     sandbox, Python itself, ``python_dirs``) is not hidden whole: its other sub-directories
-    are, two levels down."""
+    are, two levels down; what it needs is never hidden, nor anything in its sandbox (which
+    sits in the grader's TMPDIR: a submission there has that folder as its parent)."""
     candidates = [ROOT, source_root, source_root.parent, Path("/autograder"), *extra]
     if ROOT.parent.resolve() not in _SYSTEM_DIRS:
         candidates.insert(0, ROOT.parent)
+    own = Path(sandbox).resolve()
     needed = [Path(p).resolve() for p in (sandbox, sys.executable, *python_dirs)]
     out: list[str] = []
 
@@ -39,6 +41,8 @@ def hide_paths(source_root: Path, extra: Iterable[Path], sandbox: Path, python_d
         c = c.resolve()
         if not c.is_dir() or c in _SYSTEM_DIRS or any(c == Path(o) or Path(o) in c.parents for o in out):
             return
+        if c in needed or own in c.parents:
+            return  # shown whole: covering its contents would hide the worker's own code or Python
         if not any(n == c or c in n.parents for n in needed):
             out.append(str(c))
         elif depth > 0:

@@ -115,7 +115,9 @@ class WorkerProcess:
         else:
             os.chmod(self.sandbox, 0o755)
         code = self.sandbox / "code"
-        found = S.copy_submission(self.spec.source_root, code, self.spec.only)
+        # the folder the sandboxes are made in (TMPDIR) may lie inside the submission: its other
+        # workers' sandboxes and the grading's own files are not the submission's
+        found = S.copy_submission(self.spec.source_root, code, self.spec.only, outside=(self.sandbox.parent,))
         self.learned = replace(self.learned, left_out=tuple(found.notes))
         workercode.ship(self.sandbox / "harness")
         self.work = self.sandbox / "work"

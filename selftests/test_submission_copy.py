@@ -137,3 +137,12 @@ def test_the_harness_own_files_are_copied_whatever_links_to_them(tmp_path):
     os.link(src / "reference" / "tokenizer.py", tmp_path / "a_link_elsewhere.py")
     S.copy_submission(src, tmp_path / "dest", only=("reference", "adapters.py"))
     assert (tmp_path / "dest" / "reference" / "tokenizer.py").read_text() == "solution"
+
+
+def test_a_folder_named_outside_is_left_out_with_a_note_wherever_it_lies(tmp_path):
+    """The grader's TMPDIR inside a submission (other workers' sandboxes, the grading's files)
+    is not the submission's: left out of the copy, and said."""
+    src = tree(tmp_path / "src", {"adapters.py": "A", "build/tmp/bpe-grade-x/report.json": "{}", "build/keep.py": "K"})
+    found = S.copy_submission(src, tmp_path / "dest", outside=(src / "build" / "tmp",))
+    assert copied(tmp_path / "dest") == {"adapters.py": "A", "build": "/", "build/keep.py": "K"}
+    assert found.notes == ["build/tmp: the grader's temporary folder (TMPDIR), left out"]
