@@ -28,6 +28,7 @@ from typing import Any
 
 from harness.breaker import TimeLost
 from harness.recording import Large
+from sandbox import leftovers
 
 from .build import ROOT, build
 from .catalogue import CATALOGUE, Mutant
@@ -86,7 +87,9 @@ class Replayer:
         name = "reference" if mutant is None else mutant.name
         if name not in self.backends:
             if self.dir is None:
-                self.dir = Path(tempfile.mkdtemp(prefix="bpe-diagnosis-"))
+                # in a grading, inside its own temporary folder, which grade removes however
+                # this process ends (killed, it runs no atexit); in a plain pytest run, TMPDIR
+                self.dir = Path(tempfile.mkdtemp(prefix="bpe-diagnosis-", dir=os.environ.get(leftovers.STATE_ENV) or None))
                 atexit.register(shutil.rmtree, self.dir, True)
             package = f"bpe_mutant_{mutant.name}"
             build(mutant, self.dir / mutant.name, package=package)

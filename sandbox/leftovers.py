@@ -5,7 +5,9 @@ The test process records each worker's sandbox and process (pid, start time, use
 as soon as they exist. When the test process ends in any way, even killed, ``grade`` calls
 :func:`sweep`: every recorded process still running (same pid and start time) is killed with
 its process group, every process of a recorded worker user id nobody holds any more too,
-and every recorded sandbox is removed.
+and every recorded sandbox is removed. Other files of the test process that must not outlive
+the grading (the known-bug diagnosis's mutants) are made inside ``$BPE_GRADER_STATE``, which
+``grade`` removes however the test process ended.
 """
 
 from __future__ import annotations

@@ -7,8 +7,12 @@ would) on the public test file of its part, stopping at the first failure.
 
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
+import threading
+import time
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -93,3 +97,69 @@ def test_a_time_limit_striking_during_the_replay_ends_the_diagnosis_not_the_test
     monkeypatch.setattr(D.Replayer, "diagnose", strike)
     monkeypatch.setattr(D, "enabled", lambda: True)
     assert D.diagnose("train_bpe", [(("call", "run_merge", ([1], (1, 2), 3)), [3])]) is None
+
+
+HANG_ON_IDS_BEYOND_A_BYTE = '''
+
+_buggy_merge = run_merge
+
+
+def run_merge(ids, pair, new_id):
+    """The catalogued bug, then a hang once a merge sees an id beyond a byte (asleep)."""
+    if any(i > 255 for i in ids):
+        import time
+        while True:
+            time.sleep(1)
+    return _buggy_merge(ids, pair, new_id)
+'''
+OVERLAPPING = "tests/public/test_primitives.py::test_merge_takes_overlapping_occurrences_from_the_left"
+BEYOND_A_BYTE = "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte"
+OVERLAPPING_CASES = 9  # killed once this many cases are journaled (else after the killer's limit)
+# the catalogue's group for the merge tests; the hang outlasts the kill (no timeout ends it first)
+HANG_CONFIG = """\
+version: 1
+total: 10
+timeout: 600
+isolation:
+  call_timeout: 600
+groups:
+  - name: primitives
+    title: merge
+    points: 10
+    select: ["tests/public/test_primitives.py::*"]
+"""
+
+
+def test_the_diagnosis_leaves_nothing_behind_when_the_test_process_is_killed(tmp_path):
+    """The mutants a diagnosis builds live in the grading's own temporary folder: a test
+    process killed after diagnosing (as a crash ends it: no atexit) leaves nothing in TMPDIR."""
+    from .support import run_grade
+    from .test_robustness import journaled
+
+    sub = build(by_name(OFF), tmp_path / "sub")
+    with open(sub / "adapters.py", "a") as f:
+        f.write(HANG_ON_IDS_BEYOND_A_BYTE)
+    out = tmp_path / "out"
+    (tmp_path / "grading.yaml").write_text(HANG_CONFIG)
+
+    def kill_when_hanging(limit: float = 240) -> None:
+        until = time.monotonic() + limit
+        while time.monotonic() < until and journaled(out) < OVERLAPPING_CASES:
+            time.sleep(0.2)
+        for environ in Path("/proc").glob("[0-9]*/environ"):
+            try:
+                if str(out / "tmp").encode() in environ.read_bytes() and b"--grading-policy" in (environ.parent / "cmdline").read_bytes():
+                    os.kill(int(environ.parent.name), signal.SIGKILL)  # grade's test run
+            except (OSError, ValueError):
+                pass
+
+    killer = threading.Thread(target=kill_when_hanging, daemon=True)
+    killer.start()
+    run = run_grade(out, submission=sub, config=tmp_path / "grading.yaml", tests=[OVERLAPPING, BEYOND_A_BYTE], private_tmp=True,
+                    quiet=True, self_checked=True, timeout=300)
+    killer.join()
+    overlapping = [t for t in run.tests if "overlapping" in t["extra_data"]["test"]]
+    diagnosis = PREFIX + by_name(OFF).description.partition(" (")[0]  # the rest is escaped for Markdown there
+    assert overlapping and diagnosis in overlapping[0]["output"], run.context()  # diagnosed
+    assert "the test run stopped early" in run.results["output"], run.context()  # then killed
+    assert [n for n in run.left if not n.startswith("pytest-of-")] == [], run.context()
