@@ -132,6 +132,20 @@ def _isolation_available() -> bool:
     return importlib.util.find_spec("sandbox.isolation") is not None
 
 
+def isolated(req: GradeRequest) -> bool:
+    """Whether the submission runs in isolated workers, not in the test run's process."""
+    return _isolation_available() if req.isolate is None else req.isolate
+
+
+def suite_env(req: GradeRequest, seed: int) -> dict[str, str]:
+    """The test run's environment. Isolated, its hash seed is the grading's ``seed`` (the
+    workers start with ``-I`` and draw their own): what pytest lists from a set of strings,
+    such as a dict comparison's ``Differing items``, comes in one order every time. In-process
+    it is left as it is (a fixed one would fix the order of the student's own sets too)."""
+    fixed = {"PYTHONHASHSEED": str(seed % 2**32)} if isolated(req) else {}
+    return child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **fixed)  # see SUITE_PLUGINS
+
+
 def suite_plugin_options() -> list[str]:
     """``-p NAME`` for each of :data:`SUITE_PLUGINS` that is installed (hypothesis is a test
     dependency only)."""
@@ -154,8 +168,7 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, pat
         cmd += ["--submission", str(req.submission)]
     if req.tests:
         cmd.append("--grading-partial")
-    isolate = _isolation_available() if req.isolate is None else req.isolate
-    if isolate:
+    if isolated(req):
         cmd += ["--isolate"]
     return cmd
 
@@ -286,7 +299,7 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     missing = gpt2_cache.check()  # the suite's oracles need GPT-2's files: say so in one line
     if missing:
         return fail(req, missing, EXIT_HARNESS, started)
-    if not req.self_checked and (_isolation_available() if req.isolate is None else req.isolate):
+    if not req.self_checked and isolated(req):
         from .selfcheck import check_reference, harness_error
 
         cause = check_reference(config.isolation, config.forbidden_modules)
@@ -299,7 +312,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     """Run the suite in a pytest subprocess: its exit status (or why it was stopped, see
     :func:`run_tests`), its report and the temporary folder it ran in (gone by now); or the
     exit status of a failure, results written."""
-    env = child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1")  # see SUITE_PLUGINS
+    env = suite_env(req, seed)
     log_path = req.results.parent / "grading.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import re
 from decimal import Decimal
 from pathlib import Path
@@ -11,6 +12,9 @@ import pytest
 
 from grader.config import load_config
 from grader.feedback import split_nodeid
+from grader.grade import GradeRequest, suite_env
+from mutants.build import build
+from mutants.catalogue import by_name
 
 from .gradescope_schema import problems
 from .support import ROOT, make_submission
@@ -85,6 +89,11 @@ def test_progress_lines_name_and_order_the_groups_as_the_table_does(graded_stubs
     assert table == titles
 
 
+# two hash seeds under which the three keys of DICT_COMPARED's comparison come out of a set in
+# different orders (CPython's string hash), as the grader's environment might set them
+HASH_SEEDS = ("1", "2")
+DICT_COMPARED = "tests/public/test_tokenizer_rules.py"
+
 PARTIAL_PREAMBLE = """import regex
 
 
@@ -106,6 +115,12 @@ def module_gradings(gradings, broken_configs, tmp_path_factory):
     wrapped = make_submission(tmp_path_factory.mktemp("wrapped") / "alice" / "my_bpe_repo", ("primitives.py",))
     gradings.start("wrapped", submission=wrapped.parent, tests=["tests/public/test_primitives.py"])
     gradings.start("stubs-again")
+    # a catalogued bug failing a dict comparison over three string keys (encode gives the
+    # specials' text ids): pytest lists the differing items in the order of a set of the keys
+    spread = build(by_name("encode_ignores_special_tokens"), tmp_path_factory.mktemp("hash-seed") / "sub")
+    for hash_seed in HASH_SEEDS:
+        gradings.start(f"hash-seed-{hash_seed}", submission=spread, tests=[DICT_COMPARED],
+                       env=os.environ | {"PYTHONHASHSEED": hash_seed})
     for name, config in broken_configs.items():
         gradings.start(f"policy-{name}", config=config, timeout=300)
     return gradings
@@ -150,6 +165,25 @@ def test_grading_twice_gives_identical_results_apart_from_timings(graded_stubs, 
     again = module_gradings.get("stubs-again")
     assert again.code == 0, again.stderr
     assert _without_timings(again.results) == _without_timings(graded_stubs.results)
+
+
+def test_feedback_is_the_same_whatever_hash_seed_the_graders_environment_sets(module_gradings):
+    runs = [module_gradings.get(f"hash-seed-{hash_seed}") for hash_seed in HASH_SEEDS]
+    assert all(run.code == 0 for run in runs), [run.stderr[-2000:] for run in runs]
+    listed = [t["name"] for t in runs[0].tests if "Differing items:" in t["output"]]
+    assert listed, "no feedback lists a dict comparison's differing items: the check would be vacuous"
+    feedback = [{t["name"]: t["output"] for t in run.tests} for run in runs]
+    changed = [name for name in feedback[0] if feedback[0][name] != feedback[1].get(name)]
+    assert not changed, f"PYTHONHASHSEED {' and '.join(HASH_SEEDS)} give different feedback on {changed}"
+
+
+@pytest.mark.parametrize("isolate", [True, False])
+def test_test_runs_hash_seed_is_the_gradings_seed_only_where_the_submission_runs_apart(isolate, monkeypatch):
+    # isolated, the submission's workers start with -I and draw their own hash seed; in-process
+    # a fixed one would fix the order of the student's own sets too
+    monkeypatch.setenv("PYTHONHASHSEED", "random")
+    env = suite_env(GradeRequest(isolate=isolate), 20261122)
+    assert env["PYTHONHASHSEED"] == ("20261122" if isolate else "random")
 
 
 def test_junit_xml_lists_every_test(graded_stubs):
