@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from grader.config import load_config
 from grader.feedback import md_block, md_code, md_text
 from grader.points import largest_remainder, proportional_cents
-from grader.report import Case, RunReport
+from grader.grading_plugin import MAX_OUTPUT
+from grader.report import Case, RunReport, known_bug_line
 from grader.feedback import HIDDEN_NOTE, HIDDEN_NOTES
 from grader.formats import gradescope_json, top_failures
 from grader.points import part_numbers
@@ -241,6 +242,17 @@ def test_shipped_grading_yaml_gives_two_decimal_entries(tmp_path):
     report = RunReport([case(f"tests/public/test_x.py::test_{i}", group=g.name) for g in cfg.groups for i in range(7)])
     data = gradescope_json(score_report(cfg, report), 0.0, "")
     assert sum(cents(t["max_score"]) for t in data["tests"]) == cents(cfg.total)
+
+
+def test_a_known_bug_is_named_also_when_its_failure_text_was_cut_before_the_line(tmp_path):
+    # a tiktoken-agreement failure dumps a 256-entry vocab in its traceback: the text kept
+    # (MAX_OUTPUT characters) ends before the line the plugin added after it; the case's
+    # known_bug field still names the bug (before the typed report, it was read from that text)
+    cut = ("E   AssertionError: ids differ at position 3\n" + "E         132: b'\\xc8',\n" * 200)[:MAX_OUTPUT]
+    bug = "encode merges the leftmost pair that has a merge instead of the pair with the lowest merge rank."
+    report = RunReport([case("tests/public/test_a.py::test_edge_cases", "failed", output=cut, known_bug=bug)])
+    entry = score_report(config(tmp_path), report)[0].tests[0]
+    assert known_bug_line(bug) not in cut and known_bug_line(bug) in entry.text.splitlines(), entry.text
 
 
 def test_a_submissions_hostile_text_stays_inside_the_code_block_of_its_entry(tmp_path):
