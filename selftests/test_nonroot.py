@@ -1,7 +1,8 @@
 """Grading as an ordinary user (issues 13 and 18): user, mount and pid namespaces, not `weak`.
 
 Run as root, these tests grade as an unprivileged user id (a numeric id with no account:
-``setpriv --reuid``, so the machine's user list is left alone). The interpreter and the
+``setpriv --reuid``, so the machine's user list is left alone), one no other run of them on
+the machine holds at the same time (so what is left running is this run's). The interpreter and the
 checkout may sit below folders closed to other users (``/root`` here): the grade command runs
 in a private mount namespace where each such folder is replaced by an empty one showing only
 the paths the grade needs. There, the isolation line must not say ``weak``, and the attacks
@@ -24,12 +25,32 @@ from pathlib import Path
 
 import pytest
 
+from sandbox import uids
 from sandbox.pyenv import environment_path
 
 from . import test_attacks as A
 from .support import ROOT, GradeRun, run_grade
 
-USER_ID = 1_899_000_123  # below the workers' ids (sandbox.uids.UID_BASE)
+USER_IDS = range(1_899_000_000, 1_899_001_000)  # below the workers' ids (sandbox.uids.UID_BASE)
+TEST_LOCKS = uids.LOCK_DIR.parent / "test-uids"
+
+
+def _own_user_id() -> tuple[int, uids.UidLease | None]:
+    """A user id of USER_IDS that no other run of these tests on the machine holds while this
+    one lives (leased as worker ids are, from a lock folder of the tests' own): the leftover
+    check looks at its processes, so only at what this run started (a process can shed its
+    environment or session, never its user id), never at another developer's run. Not root:
+    the first id (the tests that use it are skipped)."""
+    if sys.platform != "linux" or os.geteuid() != 0:
+        return USER_IDS[0], None
+    try:
+        lease = uids.allocate(TEST_LOCKS, base=USER_IDS[0], count=len(USER_IDS))
+    except (OSError, uids.UidsExhausted):
+        return USER_IDS[0], None
+    return lease.uid, lease
+
+
+USER_ID, _LEASE = _own_user_id()  # held until this process ends
 # forge_report also leaves a child behind (it keeps rewriting the report for two minutes)
 ATTACKS = ["read_hidden", "forge_report"]
 NAMESPACES = "isolation: own user, mount and pid namespaces (not root), private root directory"
@@ -167,6 +188,7 @@ def test_attacks_gain_nothing_as_an_ordinary_user(graded, name):
 
 
 def test_nothing_the_workers_started_outlives_grading(graded):
+    """No process of this run's user id is left (the id is this run's own: see _own_user_id)."""
     leftovers = []
     for cmdline in Path("/proc").glob("*/cmdline"):
         try:
@@ -176,6 +198,16 @@ def test_nothing_the_workers_started_outlives_grading(graded):
         except OSError:
             pass
     assert not leftovers, f"processes left running: {leftovers}"
+
+
+def test_each_run_grades_as_a_user_id_of_its_own():
+    """Another run of these tests beside this one (another developer's, on a shared machine)
+    gets another user id, so neither's leftover check sees the other's processes."""
+    assert _LEASE is not None and USER_ID in USER_IDS
+    other = subprocess.run([sys.executable, "-c", "from selftests.test_nonroot import USER_ID; print(USER_ID)"],
+                           cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert other.returncode == 0, other.stderr[-2000:]
+    assert int(other.stdout.split()[-1]) in USER_IDS and int(other.stdout.split()[-1]) != USER_ID
 
 
 CONTROL_SCRIPT = """
