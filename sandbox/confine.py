@@ -216,6 +216,7 @@ class _Root:
     def __init__(self, libc: Any, path: str) -> None:
         self.libc, self.path = libc, path
         self.placed: list[str] = []
+        self.covered: list[str] = []  # paths inside placed folders with a tmpfs of the worker's own over them
 
     def mount(self, src: str | None, dst: str, fstype: str | None, flags: int, data: str | None = None) -> None:
         """``mount(2)``; raises ``OSError`` naming both paths."""
@@ -228,8 +229,9 @@ class _Root:
     def place(self, path: str, *, writable: bool = False, recursive: bool = False, devices: bool = False, noexec: bool = False) -> None:
         """Show the machine's ``path`` at the same path inside (bind-mounted, read-only
         unless ``writable``, nothing run or mapped executable from it when ``noexec``; a
-        symbolic link is copied), unless already shown."""
-        if any(path == p or path.startswith(p.rstrip("/") + "/") for p in self.placed) or not os.path.lexists(path):
+        symbolic link is copied), unless already shown: inside a placed folder, and not below
+        a tmpfs covering part of it (a sandbox in a TMPDIR under ``/dev/shm``)."""
+        if not os.path.lexists(path) or self._shown(path):
             return
         inside = self.path + path
         os.makedirs(os.path.dirname(inside), mode=0o755, exist_ok=True)
@@ -245,11 +247,25 @@ class _Root:
             flags = MS_REMOUNT | MS_BIND | MS_RDONLY | MS_NOSUID | (0 if devices else MS_NODEV) | (MS_NOEXEC if noexec else 0)
             self.mount(None, inside, None, flags)
 
+    def _shown(self, path: str) -> bool:
+        """Whether the machine's ``path`` shows already: the deepest folder holding it that
+        was placed or covered is a placed one."""
+        holders = [(len(p), True) for p in self.placed if _within(path, [p])]
+        holders += [(len(c), False) for c in self.covered if _within(path, [c])]
+        return bool(holders) and max(holders)[1]
+
     def tmpfs(self, path: str, data: str, flags: int = MS_NOSUID | MS_NODEV | MS_NOEXEC) -> None:
         """An empty tmpfs (``data``: its size and mode) at ``path`` inside; by default nothing
         on it can be run or mapped executable (``noexec``: the kernel refuses ``execve`` and
         ``mmap(PROT_EXEC)`` of its files, so a compiled library written there cannot load)."""
         self.mount("tmpfs", self.path + path, "tmpfs", flags, data)
+        if path and _within(path, self.placed):
+            self.covered.append(path)
+
+
+def _within(path: str, folders: list[str]) -> bool:
+    """``path`` is one of ``folders`` or inside one."""
+    return any(path == f or path.startswith(f.rstrip("/") + "/") for f in folders)
 
 
 def confine(libc: Any, config: dict, own_proc: bool = False) -> str:

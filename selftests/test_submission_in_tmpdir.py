@@ -1,6 +1,7 @@
 """A submission is graded wherever it lies relative to the grader's temporary folder (TMPDIR),
 as root and as an ordinary user: inside it (CI runners and Gradescope-like platforms unpack
-uploads there), or holding it (a CI job whose TMPDIR is a folder of its checkout).
+uploads there), or holding it (a CI job whose TMPDIR is a folder of its checkout), and with
+TMPDIR in /dev/shm (the worker's own /dev/shm is an empty tmpfs: its sandbox must show there).
 
 Grading makes its workers' sandboxes in TMPDIR. The worker must see its copy of the
 submission, read-only, and nothing else of TMPDIR: not another submission beside its own, not
@@ -66,13 +67,14 @@ def run_merge(ids, pair, new_id):
 '''
 
 MODES = ["root", "ordinary user"]
-PLACES = ["submission inside TMPDIR", "TMPDIR inside the submission"]
+INSIDE, HOLDING, SHM = "submission inside TMPDIR", "TMPDIR inside the submission", "submission inside a TMPDIR in /dev/shm"
+PLACES = {INSIDE: None, HOLDING: None, SHM: "/dev/shm"}  # where the stage is made (None: the default TMPDIR)
 
 
 def spy_submission(base: Path, place: str) -> tuple[Path, Path]:
     """``(submission, tmpdir)`` under ``base`` placed as ``place`` says, another submission (a
     copy of the reference) beside the spy in TMPDIR."""
-    if place == PLACES[0]:
+    if place != HOLDING:
         tmpdir = base / "tmp"
         sub = tmpdir / "spy"
     else:
@@ -112,11 +114,22 @@ def grade_spy(base: Path, mode: str, place: str) -> GradeRun:
 
 
 @pytest.fixture
-def base():
-    folder = Path(tempfile.mkdtemp(prefix="bpe-in-tmpdir-"))
-    os.chmod(folder, 0o755)  # the ordinary user reaches its stage
-    yield folder / "stage"
-    shutil.rmtree(folder, ignore_errors=True)
+def stage():
+    """``stage(where)``: a new folder to grade in, made in ``where`` (None: the default
+    TMPDIR); all removed afterwards."""
+    made: list[Path] = []
+
+    def make(where: str | None) -> Path:
+        if where is not None and not (os.path.isdir(where) and os.access(where, os.W_OK)):
+            pytest.skip(f"{where} is not a folder this test can write in")
+        folder = Path(tempfile.mkdtemp(prefix="bpe-in-tmpdir-", dir=where))
+        os.chmod(folder, 0o755)  # the ordinary user reaches its stage
+        made.append(folder)
+        return folder / "stage"
+
+    yield make
+    for folder in made:
+        shutil.rmtree(folder, ignore_errors=True)
 
 
 @pytest.mark.slow
@@ -124,11 +137,11 @@ def base():
 @pytest.mark.timeout(600)
 @pytest.mark.parametrize("place", PLACES)
 @pytest.mark.parametrize("mode", MODES)
-def test_the_worker_sees_its_submission_and_nothing_else_of_tmpdir(base, mode, place):
+def test_the_worker_sees_its_submission_and_nothing_else_of_tmpdir(stage, mode, place):
     """Full marks: the worker imports the submission (every group scores), and its merge
     reaches nothing of TMPDIR but its own sandbox, no other submission, no grading file, and
-    cannot write its own code."""
-    run = grade_spy(base, mode, place)
+    cannot write its own code. In /dev/shm too, where the worker has a /dev/shm of its own."""
+    run = grade_spy(stage(PLACES[place]), mode, place)
     assert run.code == 0 and run.tests, run.context()
     assert "weak" not in run.results["output"], run.results["output"][-600:]
     for group, (got, most) in run.group_points().items():
