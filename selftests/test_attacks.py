@@ -13,6 +13,7 @@ import hashlib
 import json
 import os
 import re
+import secrets
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -125,10 +126,22 @@ def fixtures_digest() -> str:
     return h.hexdigest()
 
 
+# the leave_child attack's detached child runs `sleep 299.4242`; each run of these tests makes
+# the number its own, so that its check finds only its own child, never one of another
+# developer's run beside it on a shared machine
+LEFT_CHILD = "299.4242"
+THIS_RUNS_CHILD = f"299.{secrets.randbelow(10**8):08d}"
+
+
 def build(name: str, base: Path) -> Path:
     """The attack's submission (:func:`attack_grading.attack_submission`), with its odd file
     names; a control without adapters.py gets the honest code alone."""
     sub = attack_submission(ATTACKS / name, base / name / "submission")
+    if name == "leave_child":
+        adapters = sub / "adapters.py"
+        text = adapters.read_text()
+        assert LEFT_CHILD in text, f"{adapters}: the child's marker {LEFT_CHILD} is gone; test_no_attack_leaves_a_process_behind needs it"
+        adapters.write_text(text.replace(LEFT_CHILD, THIS_RUNS_CHILD))
     if name in ODD_NAMES:
         for where in (sub, sub / "student"):
             for odd in ODD_NAMES[name]:
@@ -236,7 +249,7 @@ def test_no_attack_leaves_a_process_behind(graded):
     leftovers = []
     for cmdline in Path("/proc").glob("*/cmdline"):
         try:
-            if cmdline.read_bytes().startswith(b"sleep\0299.4242"):
+            if cmdline.read_bytes() == f"sleep\0{THIS_RUNS_CHILD}\0".encode():
                 leftovers.append(cmdline.parent.name)
         except OSError:
             pass
