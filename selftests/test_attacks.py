@@ -126,22 +126,23 @@ def fixtures_digest() -> str:
     return h.hexdigest()
 
 
-# the leave_child attack's detached child runs `sleep 299.4242`; each run of these tests makes
-# the number its own, so that its check finds only its own child, never one of another
-# developer's run beside it on a shared machine
-LEFT_CHILD = "299.4242"
-THIS_RUNS_CHILD = f"299.{secrets.randbelow(10**8):08d}"
+# the markers in the command lines of the processes attacks leave running (leave_child's detached
+# `sleep 299.4242`, cpu_burner's burners), made this run's own by build(): a leftover check
+# finds only this run's, never those of another developer's run beside it on a shared machine
+RUN = f"{secrets.randbelow(10**8):08d}"
+MARKERS = {"leave_child": ("299.4242", f"299.{RUN}"), "cpu_burner": ("bpe-attack-cpu-burner", f"bpe-attack-cpu-burner-{RUN}")}
+THIS_RUNS_CHILD = MARKERS["leave_child"][1]
 
 
 def build(name: str, base: Path) -> Path:
     """The attack's submission (:func:`attack_grading.attack_submission`), with its odd file
     names; a control without adapters.py gets the honest code alone."""
     sub = attack_submission(ATTACKS / name, base / name / "submission")
-    if name == "leave_child":
-        adapters = sub / "adapters.py"
+    if name in MARKERS:
+        adapters, (marker, own) = sub / "adapters.py", MARKERS[name]
         text = adapters.read_text()
-        assert LEFT_CHILD in text, f"{adapters}: the child's marker {LEFT_CHILD} is gone; test_no_attack_leaves_a_process_behind needs it"
-        adapters.write_text(text.replace(LEFT_CHILD, THIS_RUNS_CHILD))
+        assert marker in text, f"{adapters}: the marker {marker} is gone; the leftover check needs it"
+        adapters.write_text(text.replace(marker, own))
     if name in ODD_NAMES:
         for where in (sub, sub / "student"):
             for odd in ODD_NAMES[name]:
@@ -346,6 +347,6 @@ def test_cpu_burner_cannot_slow_the_reference_timing(tmp_path):
 
 def _burner(cmdline: Path) -> bool:
     try:
-        return b"bpe-attack-cpu-burner" in cmdline.read_bytes()
+        return MARKERS["cpu_burner"][1].encode() in cmdline.read_bytes()
     except OSError:
         return False
