@@ -2,11 +2,12 @@
 
 Started by :class:`mutants.runner.ForkServer` with the working directory and environment a
 ``python -m pytest`` run would get, it imports once what every run imports anyway (pytest and
-its built-in plugins, the installed pytest plugins such as hypothesis's and pytest-timeout,
+what its built-in plugins import, the installed pytest plugins such as hypothesis's and pytest-timeout,
 tiktoken with GPT-2's encoding loaded, regex, yaml) and then forks one FRESH child per run:
 the child starts its own session (so a timeout kills everything it started), sends its
 output (fd 1 and 2) to the file named in the request, and calls pytest's console entry point
-with exactly the given arguments, as ``python -m pytest ARGS`` would. A child is never reused
+with the given arguments, as ``python -m pytest ARGS`` would (plus ``-W`` filters for
+pytest's warnings about the plugins imported here). A child is never reused
 (mutants share module names). Nothing of this repository (the harness, its plugins, the
 tests, the reference, a submission) is imported here: every run imports those itself.
 
@@ -35,6 +36,10 @@ import sys
 import traceback
 
 PRELOAD = ("pytest", "hypothesis", "tiktoken", "tiktoken_ext.openai_public", "regex", "yaml")
+# what pytest's built-in plugins import beyond ``import pytest`` (most of their cost): named
+# here, as pytest's own list of its plugins is private
+STDLIB_PRELOAD = ("unittest", "difflib", "xml.etree.ElementTree", "faulthandler", "tracemalloc")
+REWRITE_WARNING = "Module already imported so cannot be rewritten; "  # pytest 9's text
 _PR_SET_PDEATHSIG = 1
 
 
@@ -43,17 +48,8 @@ def preload() -> frozenset[str]:
     before = set(sys.modules)
     for name in PRELOAD:
         importlib.import_module(name)
-    try:  # pytest's private list of its own plugins: a speed-up only, skipped where it moved
-        import _pytest.config
-
-        defaults = tuple(_pytest.config.default_plugins)
-    except Exception:
-        defaults = ()
-    for name in defaults:
-        try:
-            importlib.import_module(f"_pytest.{name}")
-        except Exception:  # a name some pytest version maps elsewhere: the run imports it itself
-            pass
+    for name in STDLIB_PRELOAD:
+        importlib.import_module(name)
     for entry_point in importlib.metadata.entry_points(group="pytest11"):
         try:
             entry_point.load()
@@ -71,24 +67,29 @@ def preload() -> frozenset[str]:
     return frozenset(set(sys.modules) - before)
 
 
-def _quiet_rewrite_warning(preloaded: frozenset[str]) -> None:
-    """pytest marks installed plugins' packages (hypothesis, pytest_timeout, ...) for assertion
-    rewriting and warns when one is already imported; here they are imported on purpose, before
-    the run (their own asserts, not the tests', lose rewriting). Other modules still warn.
-    pytest's internals: where they moved, the warnings stay (nothing else changes)."""
-    try:
-        from _pytest.assertion.rewrite import AssertionRewritingHook
+def plugin_modules() -> set[str]:
+    """Top-level modules and packages of the distributions that install a pytest plugin
+    (a ``pytest11`` entry point): the ones pytest marks for assertion rewriting."""
+    names = set()
+    for dist in importlib.metadata.distributions():
+        if not any(ep.group == "pytest11" for ep in dist.entry_points):
+            continue
+        for file in dist.files or ():
+            parts = file.parts
+            if len(parts) == 1 and parts[0].endswith(".py"):
+                names.add(parts[0][:-3])
+            elif len(parts) == 2 and parts[1] == "__init__.py":
+                names.add(parts[0])
+    return names
 
-        warn = AssertionRewritingHook._warn_already_imported
-    except Exception:
-        return
 
-    def _warn_already_imported(self, name, *args, **kwargs):
-        if name not in preloaded:
-            return warn(self, name, *args, **kwargs)
-        return None
-
-    AssertionRewritingHook._warn_already_imported = _warn_already_imported
+def quiet_rewrite_warnings(preloaded: frozenset[str]) -> list[str]:
+    """``-W`` options for a run: pytest marks installed plugins' packages (hypothesis,
+    pytest_timeout, ...) for assertion rewriting and warns when one is already imported; here
+    they are imported on purpose, before the run (their own asserts, not the tests', lose
+    rewriting). Other modules still warn; a pytest whose text differs warns for these too."""
+    return [arg for name in sorted(plugin_modules() & preloaded)
+            for arg in ("-W", f"ignore:{REWRITE_WARNING}{name}:pytest.PytestAssertRewriteWarning")]
 
 
 def _die_with_server() -> None:
@@ -99,7 +100,7 @@ def _die_with_server() -> None:
         pass
 
 
-def _child(args: list[str], out: str, preloaded: frozenset[str], pycache: str | None) -> None:
+def _child(args: list[str], out: str, quiet: list[str], pycache: str | None) -> None:
     """In the forked child: own session, output to ``out``, bytecode cached under ``pycache``
     (if given), ``python -m pytest ARGS``; never returns."""
     code = 70
@@ -115,10 +116,9 @@ def _child(args: list[str], out: str, preloaded: frozenset[str], pycache: str | 
         import pytest
         import pytest.__main__
 
-        _quiet_rewrite_warning(preloaded)
         if pycache:  # the runs' shared cache: what they import is compiled (and rewritten) once
             sys.pycache_prefix, sys.dont_write_bytecode = pycache, False
-        sys.argv = [pytest.__main__.__file__, *args]
+        sys.argv = [pytest.__main__.__file__, *quiet, *args]
         code = int(pytest.console_main())
     except SystemExit as exc:
         code = exc.code if isinstance(exc.code, int) else 1
@@ -137,14 +137,14 @@ class Server:
     """Forks a child per ``run`` request and reports each one's exit code."""
 
     def __init__(self, preloaded: frozenset[str], replies: int, pycache: str | None = None) -> None:
-        self.preloaded, self.replies, self.pycache = preloaded, replies, pycache
+        self.quiet, self.replies, self.pycache = quiet_rewrite_warnings(preloaded), replies, pycache
         self.selector = selectors.DefaultSelector()
         self.running: dict[int, tuple[object, int]] = {}  # run id -> (pidfd, pid)
 
     def start(self, run_id: object, args: list[str], out: str) -> None:
         pid = os.fork()
         if pid == 0:
-            _child(args, out, self.preloaded, self.pycache)
+            _child(args, out, self.quiet, self.pycache)
         pidfd = os.pidfd_open(pid)
         self.running[pidfd] = (run_id, pid)
         self.selector.register(pidfd, selectors.EVENT_READ, "child")
