@@ -191,10 +191,11 @@ def unwrap_submission(folder: Path) -> tuple[Path, str | None]:
     return (inner, inner.name) if inner != folder else (folder, None)
 
 
-# packages CS336's starter declares that a tokenizer may use (memory logging, arrays, progress
-# bars): pyproject.toml's optional extra `cs336` installs them where grading runs (torch is
-# not among them: it keeps its stand-in); `regex` is a dependency of the harness already
-CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops")
+# packages of CS336's environment that a tokenizer may use at run time (memory logging, arrays,
+# progress bars, typing_extensions' bases, which torch brings): pyproject.toml's optional extra
+# `cs336` installs them where grading runs (torch is not among them: it keeps its stand-in, as do
+# its other dependencies, of no use to a tokenizer); `regex` is a dependency of the harness already
+CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops", "typing_extensions")
 
 
 def unwrapped_note(req) -> list[str]:
@@ -261,7 +262,7 @@ def submission_notes(req, loaded: object) -> list[str]:
     missing = missing_packages(listed(loaded.get("stand_ins"), 20), req.submission or ROOT)
     if missing:
         starter = [n for n in missing if n in CS336_EXTRA]
-        hint = (f"; {', '.join(starter)}: declared by CS336's starter, installed by `pip install -e .[cs336]` where grading runs"
+        hint = (f"; {', '.join(starter)}: in CS336's environment, installed by `pip install -e .[cs336]` where grading runs"
                 if starter else "")
         notes.append(
             f"not installed where grading runs: {', '.join(missing)} (imported by the submission; "
@@ -270,21 +271,24 @@ def submission_notes(req, loaded: object) -> list[str]:
     unmet = unmet_imports(req.submission, missing) if req.submission is not None else []
     if unmet:
         notes.append(
-            f"imported elsewhere in the submission and not installed where grading runs: {', '.join(unmet[:8])}"
-            f"{' and more' if len(unmet) > 8 else ''} (inside functions or in modules not imported with the adapters: "
-            "no stand-in; code reaching those imports fails with ModuleNotFoundError)"
+            f"imported by the submission only inside try/except ImportError or by its test files, and not installed "
+            f"where grading runs: {', '.join(unmet[:8])}{' and more' if len(unmet) > 8 else ''} (no stand-in: "
+            "there the import raises ImportError, so a fallback for it runs as it would where it is not installed)"
         )
     return notes
 
 
 def unmet_imports(root: Path, stood_in: list[str]) -> list[str]:
-    """Top-level packages the submission's source imports that are neither its own, nor
-    installed here, nor already stood in: imported at call time (CS336 adapters often import
-    the trainer inside ``run_train_bpe``), a missing one gets no stand-in and fails there."""
-    from harness.submission import imported_packages
+    """Top-level packages missing here (neither the submission's own, nor installed, nor
+    stood in) that the submission's source imports only under a guard catching
+    ``ImportError`` or in its own test files (:func:`harness.submission.package_imports`):
+    they get no stand-in (:mod:`harness.stand_ins`), so such an import fails as it would
+    where the package is not installed, and the submission's fallback runs."""
+    from harness.submission import package_imports
 
     from .config import installed
 
     root = Path(root)
     own = {p.name for p in root.iterdir() if p.is_dir()} | {p.stem for p in root.glob("*.py")}
-    return sorted(n for n in imported_packages(root) if n.isidentifier() and n not in own and n not in stood_in and not installed(n))
+    return sorted(n for n, unguarded in package_imports(root).items()
+                  if not unguarded and n.isidentifier() and n not in own and n not in stood_in and not installed(n))

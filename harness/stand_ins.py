@@ -1,16 +1,23 @@
 """Stand-ins for packages a submission imports but the grading environment lacks.
 
 CS336-style ``adapters.py`` files import ``torch``, ``numpy`` or ``jaxtyping`` at the top for
-adapters this assignment never calls. :func:`import_tolerating_missing` imports such a file
-with a stand-in module for each missing top-level package (one that is neither in the
-submission nor installed): while the submission is being imported anything may be read,
-subscripted, called or subclassed from it (annotations, decorators, base classes); once
-it is imported, calling anything of it raises ``ModuleNotFoundError`` naming the package.
+adapters this assignment never calls, and often import the trainer inside ``run_train_bpe``,
+whose module imports more (``sympy``, ``torch._dynamo``) that it never uses.
+:func:`import_tolerating_missing` imports such a file with a stand-in module for each missing
+top-level package (one that is neither in the submission nor installed) that the
+submission's source imports somewhere unguarded (:func:`harness.submission.package_imports`:
+outside a ``try`` catching ``ImportError``), and for any other one its import stumbles on.
+Such an import would fail for sure without the stand-in, so the stand-in serves it at any
+time, at the import of the adapters or in a call; a package imported only under an
+``ImportError`` guard gets none, so the submission's fallback runs as it would in an
+environment without it. While a module is being imported anything may be read,
+subscripted, called or subclassed from a stand-in (annotations, decorators, base classes);
+outside an import, calling anything of it raises ``ModuleNotFoundError`` naming the package.
 So a tokenizer that never touches ``torch`` is graded normally, and one that does fails
 with one readable line. Used by the isolated worker and by in-process runs alike; in-process
-(``scoped``) the stand-ins serve the submission's import only and never stay where the test
-process's own imports would find them (``pytest.approx`` looks for ``numpy`` in
-``sys.modules``).
+(``scoped``) the stand-ins serve the submission's own import and calls (:func:`serving`)
+and never stay where the test process's own imports would find them (``pytest.approx``
+looks for ``numpy`` in ``sys.modules``).
 """
 
 from __future__ import annotations
@@ -18,9 +25,12 @@ from __future__ import annotations
 import importlib.abc
 import importlib.machinery
 import sys
+import contextlib
 import types
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any
+
+from .submission import package_imports
 
 MAX_MISSING = 16  # different missing packages tolerated in one submission
 
@@ -36,6 +46,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
     def __init__(self) -> None:
         self.packages: list[str] = []
         self.importing = True  # while the submission is imported, stand-ins may be called
+        self.made: list[str] = []  # the stand-in modules made, for _withdraw
 
     def find_spec(self, fullname: str, path: Any = None, target: Any = None):
         if fullname.partition(".")[0] in self.packages:
@@ -46,6 +57,7 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
         module = _StandInModule(spec.name)
         module.__path__ = []
         module.__finder__ = self
+        self.made.append(spec.name)
         return module
 
     def exec_module(self, module) -> None:
@@ -67,7 +79,7 @@ class _StandIn:
         return _StandIn(f"{self._name}.{attr}")
 
     def __call__(self, *args: Any, **kwargs: Any) -> "_StandIn":
-        if not FINDER.importing:
+        if not (FINDER.importing or _import_running()):
             raise ModuleNotFoundError(missing_message(self._name.partition(".")[0]), name=self._name.partition(".")[0])
         return _StandIn(f"{self._name}()")
 
@@ -93,6 +105,18 @@ class _StandInModule(types.ModuleType):
         return _StandIn(f"{self.__name__}.{attr}")
 
 
+def _import_running() -> bool:
+    """Whether a module is being imported (a frame of the import system is on the stack): the
+    module-level code of one the submission imports in a call may use a stand-in as its
+    adapters' may."""
+    frame = sys._getframe(1)
+    while frame is not None:
+        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
+            return True
+        frame = frame.f_back
+    return False
+
+
 def _installed(package: str) -> bool:
     try:
         return importlib.machinery.PathFinder.find_spec(package) is not None or package in sys.builtin_module_names
@@ -105,20 +129,79 @@ def _withdraw() -> None:
     the stand-in modules out of ``sys.modules`` (the submission keeps the ones it holds)."""
     while FINDER in sys.meta_path:
         sys.meta_path.remove(FINDER)
-    for name in [n for n, m in list(sys.modules.items()) if isinstance(m, _StandInModule)]:
-        del sys.modules[name]
+    for name in FINDER.made:
+        if isinstance(sys.modules.get(name), _StandInModule):
+            del sys.modules[name]
+    FINDER.made.clear()
     FINDER.packages.clear()
 
 
+def unguarded_missing(root: str) -> list[str]:
+    """The missing top-level packages (neither in ``root`` nor installed) that the submission
+    in ``root`` imports somewhere unguarded (:func:`harness.submission.package_imports`),
+    sorted, at most :data:`MAX_MISSING`."""
+    import os
+
+    found = package_imports(root)
+    return sorted(p for p, unguarded in found.items() if unguarded and p.isidentifier() and not _installed(p)
+                  and not os.path.isdir(os.path.join(root, p)) and not os.path.isfile(os.path.join(root, p + ".py")))[:MAX_MISSING]
+
+
+_depth = 0  # serving() blocks open
+
+
+@contextlib.contextmanager
+def serving(packages: Iterable[str]) -> Iterator[None]:
+    """Stand-ins for ``packages`` (an in-process submission's, as
+    :func:`import_tolerating_missing` returned them) while the block runs the submission's
+    code; afterwards they leave this process's imports again (the submission keeps those it
+    holds). Nothing at all for no packages."""
+    global _depth
+    packages = list(packages)
+    if not packages or _depth:
+        yield
+        return
+    _depth += 1
+    FINDER.packages[:] = packages
+    FINDER.importing = False
+    sys.meta_path.append(FINDER)
+    try:
+        yield
+    finally:
+        _depth -= 1
+        _withdraw()
+
+
+def served(items: Iterator[Any], packages: list[str]) -> Iterator[Any]:
+    """The items of ``items`` (a submission's stream, in-process), each produced within
+    :func:`serving`; closing this closes ``items`` the same way."""
+    try:
+        while True:
+            with serving(packages):
+                try:
+                    item = next(items)
+                except StopIteration:
+                    return
+            yield item
+    finally:
+        close = getattr(items, "close", None)
+        if close is not None:
+            with serving(packages):
+                close()
+
+
 def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: bool = False) -> tuple[Any, list[str]]:
-    """``load()`` (which imports the submission in folder ``root``), retried with a stand-in
-    for each missing top-level package that is not the submission's own. Returns the module
-    and the packages stood in. Whatever ``load`` raises otherwise propagates.
+    """``load()`` (which imports the submission in folder ``root``) with a stand-in for each
+    missing package the submission imports unguarded (:func:`unguarded_missing`), retried
+    with one for each other missing top-level package its import stumbles on that is not the
+    submission's own. Returns the module and the packages stood in. Whatever ``load`` raises
+    otherwise propagates.
 
     ``scoped`` (a submission imported into a process that has other work, the test process
     of an in-process run): once ``load`` ends, however it ends, the stand-ins leave the
-    process's imports (:func:`_withdraw`): an import of a missing package by anyone else,
-    or by the submission later, fails as it would without them."""
+    process's imports (:func:`_withdraw`): an import of a missing package by anyone else
+    fails as it would without them, and the submission's calls get them back through
+    :func:`serving`. Otherwise (the isolated worker, which runs nothing else) they stay."""
     import os
 
     root = os.path.realpath(root)
@@ -132,6 +215,9 @@ def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: boo
 
     if FINDER not in sys.meta_path:
         sys.meta_path.append(FINDER)  # last: only for what nothing else can import
+    for package in unguarded_missing(root):  # its import fails for sure without one: at any time
+        if package not in FINDER.packages:
+            FINDER.packages.append(package)
     FINDER.importing = True
     try:
         while True:

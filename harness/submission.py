@@ -232,7 +232,21 @@ def imported_packages(root: Path | str, most_bytes: int = 20_000_000) -> set[str
     (``import a.b``, ``from a import b``; anywhere in a file, links not followed), read
     from its own source: what a worker may claim it lacks. Files over 1 MB, or past
     ``most_bytes`` read in all, are not read."""
-    found: set[str] = set()
+    return set(package_imports(root, most_bytes))
+
+
+# handlers that catch an ImportError: an import under them is optional, its fallback expected
+IMPORT_ERROR_CATCHERS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
+
+
+def package_imports(root: Path | str, most_bytes: int = 20_000_000) -> dict[str, bool]:
+    """Each top-level package the submission's Python files import (as
+    :func:`imported_packages`), mapped to whether code that can run with the graded code
+    imports it somewhere unguarded: not in the body of a ``try`` one of whose handlers
+    catches ``ImportError`` (bare, ``ImportError``, ``ModuleNotFoundError``, ``Exception``,
+    ``BaseException``, alone or in a tuple), and not in a test file of its own (``test_*.py``,
+    ``*_test.py``, ``conftest.py``: pytest's, never imported by the adapters)."""
+    found: dict[str, bool] = {}
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(folder, d))]
         for name in files:
@@ -248,12 +262,38 @@ def imported_packages(root: Path | str, most_bytes: int = 20_000_000) -> set[str
                 tree = ast.parse(source)
             except (OSError, SyntaxError, ValueError, RecursionError, MemoryError):
                 continue
-            for node in ast.walk(tree):
-                if isinstance(node, ast.Import):
-                    found.update(alias.name.partition(".")[0] for alias in node.names)
-                elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-                    found.add(node.module.partition(".")[0])
+            test_file = name.startswith("test_") or name.endswith("_test.py") or name == "conftest.py"
+            for package, guarded in _imports(tree):
+                found[package] = found.get(package, False) or not (guarded or test_file)
     return found
+
+
+def _catches_import_error(handler: ast.ExceptHandler) -> bool:
+    kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
+    return any(k is None or (isinstance(k, ast.Name) and k.id in IMPORT_ERROR_CATCHERS)
+               or (isinstance(k, ast.Attribute) and k.attr in IMPORT_ERROR_CATCHERS) for k in kinds)
+
+
+def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
+    """(top-level package, guarded) of every absolute import in ``tree``: guarded when it lies
+    in the body of a ``try`` whose handlers catch ``ImportError`` (not in its handlers,
+    ``else`` or ``finally``)."""
+    out: list[tuple[str, bool]] = []
+    todo: list[tuple[ast.AST, bool]] = [(tree, False)]
+    while todo:
+        node, guarded = todo.pop()
+        if isinstance(node, ast.Import):
+            out += [(alias.name.partition(".")[0], guarded) for alias in node.names]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+            out.append((node.module.partition(".")[0], guarded))
+        if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
+            inner = guarded or any(_catches_import_error(h) for h in node.handlers)
+            todo += [(child, inner) for child in node.body]
+            rest = [*node.handlers, *node.orelse, *node.finalbody]
+            todo += [(child, guarded) for child in rest]
+        else:
+            todo += [(child, guarded) for child in ast.iter_child_nodes(node)]
+    return out
 
 
 def listed(value: object, most: int) -> list[str]:
