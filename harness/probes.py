@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import array
 import hashlib
+import time
 import tracemalloc
 from typing import Any
 
@@ -29,27 +30,65 @@ def fill_free_lists() -> None:
     del junk
 
 
-def encode_iterable_file(tokenizer: Any, path: str) -> dict[str, Any]:
+class _Until:
+    """A file's lines until a time (``perf_counter``): past it, the lines end (``ran_out``), so
+    an encoder that takes long between ids stops reading too. Other attributes (``read``) are
+    the file's."""
+
+    def __init__(self, lines: Any, end: float) -> None:
+        self._lines, self._end, self.ran_out = lines, end, False
+
+    def __iter__(self) -> "_Until":
+        return self
+
+    def __next__(self) -> str:
+        if time.perf_counter() > self._end:
+            self.ran_out = True
+            raise StopIteration
+        return next(self._lines)
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self._lines, name)
+
+
+def encode_iterable_file(tokenizer: Any, path: str, seconds: float | None = None) -> dict[str, Any]:
     """Stream a file line by line through ``tokenizer.encode_iterable`` without keeping the
     ids; return their count, digest, and the peak memory Python allocated meanwhile (CPython's
-    free lists filled first, :func:`fill_free_lists`)."""
+    free lists filled first, :func:`fill_free_lists`), and the stream's time. Given
+    ``seconds``, the stream is stopped once it has run that long, checked as ids come and as
+    lines are read (past it, the lines end): then ``stopped`` is true and the count is of the
+    ids read so far."""
     digest = hashlib.blake2b(digest_size=16)
     pending = array.array("q")
-    count = 0
+    count, stopped = 0, False
     fill_free_lists()
     tracemalloc.start()
+    start = time.perf_counter()
+    end = start + seconds if seconds is not None else None
     try:
-        with open(path, encoding="utf-8", newline="") as lines:
-            for i in tokenizer.encode_iterable(lines):
-                if type(i) is not int:
-                    raise WrongResult(f"encode_iterable(...) item {count} should be int, got {type(i).__qualname__}")
-                pending.append(i)
-                count += 1
-                if len(pending) >= 8192:
-                    digest.update(pending.tobytes())
-                    del pending[:]
+        with open(path, encoding="utf-8", newline="") as f:
+            lines = f if end is None else _Until(f, end)
+            items = iter(tokenizer.encode_iterable(lines))
+            try:
+                for i in items:
+                    if type(i) is not int:
+                        raise WrongResult(f"encode_iterable(...) item {count} should be int, got {type(i).__qualname__}")
+                    pending.append(i)
+                    count += 1
+                    if len(pending) >= 8192:
+                        digest.update(pending.tobytes())
+                        del pending[:]
+                    if end is not None and time.perf_counter() > end:
+                        stopped = True
+                        break
+            finally:
+                close = getattr(items, "close", None)
+                if close is not None:
+                    close()
+        elapsed = time.perf_counter() - start
+        stopped = stopped or getattr(lines, "ran_out", False)
         _, peak = tracemalloc.get_traced_memory()
     finally:
         tracemalloc.stop()
     digest.update(pending.tobytes())
-    return {"count": count, "digest": digest.hexdigest(), "peak": peak}
+    return {"count": count, "digest": digest.hexdigest(), "peak": peak, "seconds": elapsed, "stopped": stopped}

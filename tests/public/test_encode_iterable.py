@@ -109,20 +109,90 @@ def test_encode_iterable_is_lazy_with_special_tokens(gpt2_tokenizer):
 # large input is the small one repeated 10 times, so a cache of pre-tokens filled by the
 # small run needs nothing new; the large run's peak may exceed the small run's by at most
 # 25% of the extra input bytes.
+#
+# Time: tracemalloc traces every allocation, so a traced stream takes several times a plain
+# one (about 9x for the reference), more for code that allocates much. A stream's time is not
+# this test's to grade (the speed tests do), but it must end for its memory to be judged: where
+# the reference is at hand (grading), each file's stream may take TIME_MULTIPLE times the
+# reference's stream of it, traced alike and timed in this run, + TIME_FLOOR seconds (a
+# correct, lazy encoder 25x slower than the reference passes with room to spare), cut to what
+# this test's own time limit and the worker's limit per call leave.
 
 SMALL, REPEAT = 100_000, 10
 RSS_SLACK = 512_000  # resident memory moves in pages and allocator arenas
+TIME_MULTIPLE, TIME_FLOOR = 50, 5.0
+TIME_MARGIN = 10.0  # seconds kept from a limit of the test for what it does besides the stream
 
 
-def test_encode_iterable_memory_does_not_grow_with_input(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, tmp_path):
+def _test_limit(request) -> float | None:
+    """The test's own time limit, seconds (its ``timeout`` mark, else the ini's), if any."""
+    marker = request.node.get_closest_marker("timeout")
+    value = (marker.args[0] if marker.args else marker.kwargs.get("timeout")) if marker else request.config.getini("timeout")
+    try:
+        return float(value) if value not in (None, "") and float(value) > 0 else None
+    except (TypeError, ValueError):
+        return None
+
+
+def _reference_seconds(request, impl, vocab_merges, paths) -> list[float] | None:
+    """The reference's traced stream time of each file, timed in this run while the
+    submission's processes are stopped; None where the reference is not at hand."""
+    try:
+        ref = request.getfixturevalue("ref")
+    except pytest.skip.Exception:
+        return None
+    tokenizer = ref.get_tokenizer(*vocab_merges, [EOT])
+    with impl.paused():
+        return [tokenizer.probe("encode_iterable_file", str(path))["seconds"] for path in paths]
+
+
+def _stream_limit(request, reference: float | None, started: float) -> tuple[float | None, str]:
+    """The time one stream may take, and how it was derived."""
+    import time
+
+    from harness.keys import policy_value
+
+    caps = []
+    test_limit = _test_limit(request)
+    if test_limit is not None:
+        left = test_limit - (time.monotonic() - started) - TIME_MARGIN
+        caps.append((max(left, 1.0), f"what the test's own time limit of {test_limit:g} s leaves"))
+    call = getattr(policy_value(request.config, "isolation", None), "call_timeout", None)
+    if isinstance(call, (int, float)):
+        caps.append((max(call - TIME_MARGIN, 1.0), f"the worker's limit of {call:g} s per call"))
+    cap = min(caps) if caps else None
+    if reference is None:
+        return (cap[0], f"{cap[0]:.1f} s, {cap[1]} (the reference, which grading derives this limit from, is not here)") if cap else (None, "")
+    limit = TIME_MULTIPLE * reference + TIME_FLOOR
+    how = (f"{TIME_MULTIPLE}x the reference's {reference:.2f} s streaming the same file in this run (traced alike) "
+           f"+ {TIME_FLOOR:g} s = {limit:.1f} s")
+    if cap is not None and cap[0] < limit:
+        return cap[0], f"{how}, cut to {cap[0]:.1f} s by {cap[1]}"
+    return limit, how
+
+
+def test_encode_iterable_memory_does_not_grow_with_input(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, tmp_path, impl, request):
+    import time
+
     from fixtures.generate import zipf_corpus
 
+    started = time.monotonic()
     small = zipf_corpus(SMALL, seed=5, vocab_words=2000, doc_sep=EOT)
+    texts = [("small.txt", small), ("large.txt", small * REPEAT)]
+    for name, text in texts:
+        (tmp_path / name).write_text(text, encoding="utf-8", newline="")
+    reference = _reference_seconds(request, impl, gpt2_vocab_merges, [tmp_path / name for name, _ in texts])
     peaks, sizes, rss = [], [], []
-    for name, text in [("small.txt", small), ("large.txt", small * REPEAT)]:
+    for k, (name, text) in enumerate(texts):
         path = tmp_path / name
-        path.write_text(text, encoding="utf-8", newline="")
-        got = gpt2_tokenizer.probe("encode_iterable_file", str(path))
+        limit, how = _stream_limit(request, None if reference is None else reference[k], started)
+        got = gpt2_tokenizer.probe("encode_iterable_file", str(path), limit)
+        if got.get("stopped"):
+            pytest.fail(
+                f"encode_iterable ran past its time on {name} ({len(text.encode('utf-8')):,} B): stopped after "
+                f"{got['seconds']:.1f} s, {got['count']:,} ids read; its limit: {how}. The stream must end for its "
+                "memory to be judged (speed itself is graded by the speed tests): look for work repeated per "
+                "pre-token that a cache or a precomputed table of merge ranks would save", pytrace=False)
         expected = gpt2_oracle(text)
         if got["count"] != len(expected) or got["digest"] != ids_digest(expected):
             rebuild = f"fixtures.generate.zipf_corpus({SMALL}, seed=5, vocab_words=2000, doc_sep={EOT!r})"
