@@ -67,6 +67,12 @@ class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
 FINDER = _Finder()
 
 
+def _importing() -> bool:
+    """Whether a module is being imported (the submission's adapters, or a module its code
+    imports in a call): then a stand-in may be called, and is not yet used for what it stands for."""
+    return FINDER.importing or _import_running()
+
+
 class _StandIn:
     """Any name read from a stand-in module."""
 
@@ -78,10 +84,39 @@ class _StandIn:
             raise AttributeError(attr)
         return _StandIn(f"{self._name}.{attr}")
 
+    def _unavailable(self) -> ModuleNotFoundError:
+        package = self._name.partition(".")[0]
+        return ModuleNotFoundError(missing_message(package), name=package)
+
     def __call__(self, *args: Any, **kwargs: Any) -> "_StandIn":
-        if not (FINDER.importing or _import_running()):
-            raise ModuleNotFoundError(missing_message(self._name.partition(".")[0]), name=self._name.partition(".")[0])
+        if not _importing():
+            raise self._unavailable()
         return _StandIn(f"{self._name}()")
+
+    # What a stand-in made at import time (``RichHandler(level="INFO")`` added to a logger) meets
+    # later, when the code runs: compared (``record.levelno >= handler.level``), counted, iterated,
+    # added to or turned into a number, it fails naming its package, as a call does, never with
+    # a TypeError about a class of the harness. While the submission is imported, comparisons and
+    # arithmetic stay unsupported (TypeError, as before) and iteration is refused instead of
+    # running forever through ``__getitem__``.
+    def _operand(self, other: Any) -> Any:
+        if _importing():
+            return NotImplemented
+        raise self._unavailable()
+
+    __lt__ = __le__ = __gt__ = __ge__ = _operand
+    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _operand
+    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _operand
+
+    def _conversion(self) -> Any:
+        if _importing():
+            raise TypeError(f"{self!r} cannot be iterated, counted or converted")
+        raise self._unavailable()
+
+    __iter__ = __len__ = __int__ = __float__ = __index__ = _conversion
+
+    def __bool__(self) -> bool:  # true, as any object (``__len__`` above would otherwise decide)
+        return True
 
     def __getitem__(self, key: Any) -> "_StandIn":
         return self

@@ -420,6 +420,27 @@ def test_code_that_uses_a_missing_package_fails_naming_it(tmp_path):
         impl.run_merge([1, 2], (1, 2), 3)
 
 
+@pytest.mark.parametrize("use", [
+    "logging.getLogger('selftest.rich').info('merging')",  # a handler whose level is compared
+    "len(HANDLER)", "list(HANDLER)", "HANDLER + 1", "1 < HANDLER.level", "int(HANDLER.level)",
+], ids=["logging", "len", "iter", "add", "compare", "int"])
+def test_an_object_a_missing_package_made_at_import_fails_naming_the_package_when_used(tmp_path, use):
+    """What a stand-in made while the submission was imported (a real case: a ``rich``
+    handler added to a logger at import, the logger used while training) fails, when the
+    code runs, naming the package, never with a TypeError about a harness class."""
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "adapters.py").write_text(
+        "import logging\nfrom bpe_selftest_never_installed.logging import RichHandler\n\n"
+        "HANDLER = RichHandler(level='INFO')\nlogger = logging.getLogger('selftest.rich')\n"
+        "logger.setLevel('INFO')\nlogger.addHandler(HANDLER)\nlogger.propagate = False\n\n\n"
+        f"def run_merge(ids, pair, new_id):\n    {use}\n    return ids\n"
+    )
+    impl = Implementation(LocalBackend("student", sub))
+    with pytest.raises(ModuleNotFoundError, match="uses 'bpe_selftest_never_installed', which is neither in your submission"):
+        impl.run_merge([1, 2], (1, 2), 3)
+
+
 @pytest.mark.parametrize("package", ["numpy", "bpe_selftest_never_installed"])
 def test_stand_ins_of_an_in_process_submission_stay_out_of_the_test_process(tmp_path, package):
     """The stand-ins serve the submission's import only: afterwards the test process imports
