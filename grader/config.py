@@ -85,8 +85,9 @@ class Config:
     hidden_output: str = key("first_line", "what a failed test that is not visible shows: " + ", ".join(HIDDEN_OUTPUT))
     seed_policy: str = key("fixed", "`fixed`: every submission gets the same randomized cases; `per_submission`: the "
                            "`value` mixed with the submission's name (its own cases, reproducibly)", name="seed.policy")
-    seed_value: int = key(DEFAULT_SEED, "the seed of the randomized cases (Hypothesis tests' too); "
-                          "the default is also `pytest --seed`'s (`harness.DEFAULT_SEED`)", name="seed.value")
+    seed_value: int = key(DEFAULT_SEED, "the seed of the randomized cases (Hypothesis tests' too) and the "
+                          "hash seed (`PYTHONHASHSEED`) the submission runs under, so its sets' order and its "
+                          "score are the same every run; the default is also `pytest --seed`'s (`harness.DEFAULT_SEED`)", name="seed.value")
     speed: SpeedPolicy = key(SpeedPolicy(), "speed tests", name="speed")
     forbidden_modules: tuple[str, ...] = key(FORBIDDEN_MODULES, "top-level modules the sandboxed worker cannot import (`[]`: none)")
     isolation: IsolationLimits = key(IsolationLimits(), "limits of the worker that runs submitted code", name="isolation")

@@ -137,13 +137,15 @@ def isolated(req: GradeRequest) -> bool:
     return _isolation_available() if req.isolate is None else req.isolate
 
 
-def suite_env(req: GradeRequest, seed: int) -> dict[str, str]:
-    """The test run's environment. Isolated, its hash seed is the grading's ``seed`` (the
-    workers start with ``-I`` and draw their own): what pytest lists from a set of strings,
-    such as a dict comparison's ``Differing items``, comes in one order every time. In-process
-    it is left as it is (a fixed one would fix the order of the student's own sets too)."""
-    fixed = {"PYTHONHASHSEED": str(seed % 2**32)} if isolated(req) else {}
-    return child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1", **fixed)  # see SUITE_PLUGINS
+def suite_env(seed: int) -> dict[str, str]:
+    """The test run's environment. Its hash seed is the grading's ``seed``, as the isolated
+    workers' is: what pytest lists from a set of strings (a dict comparison's ``Differing
+    items``) and whatever the submission takes from its own sets come in one order every run,
+    in-process as isolated, so the score does too. A bug that depends on that order may pass
+    under one seed: the set-order test of special tokens catches the common one whatever the
+    seed, and grading with other ``--seed`` values varies the order."""
+    return child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # see SUITE_PLUGINS
+                     PYTHONHASHSEED=str(seed % 2**32))
 
 
 def suite_plugin_options() -> list[str]:
@@ -312,7 +314,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     """Run the suite in a pytest subprocess: its exit status (or why it was stopped, see
     :func:`run_tests`), its report and the temporary folder it ran in (gone by now); or the
     exit status of a failure, results written."""
-    env = suite_env(req, seed)
+    env = suite_env(seed)
     log_path = req.results.parent / "grading.log"
     log_path.parent.mkdir(parents=True, exist_ok=True)
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")

@@ -49,12 +49,14 @@ class WorkerBackend:
         private_root: bool = True,
         forbidden: Iterable[str] | None = None,
         namespaces: bool = True,
+        hash_seed: int | None = None,
     ) -> None:
         self.package = impl
         # modules the worker cannot import (grading.yaml forbidden_modules; None: the defaults)
         self.forbidden = list(FORBIDDEN_MODULES if forbidden is None else forbidden)
         self.private_root = private_root  # False: as in a container that refuses mount namespaces
         self.namespaces = namespaces  # False: not root and no user namespaces, as where the kernel refuses them
+        self.hash_seed = hash_seed  # the workers' PYTHONHASHSEED: their sets' order the same every run
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()
         if self.source_root == ROOT:  # this checkout: only adapters.py and the package in use
@@ -107,6 +109,7 @@ class WorkerBackend:
             limits=self.limits, forbidden=tuple(self.forbidden), drop_privileges=self.drop_privileges,
             private_root=self.private_root, namespaces=self.namespaces, spin=self.spin,
             hidden=tuple(self.extra_hide), python_path=tuple(python_path), python_dirs=tuple(python_dirs),
+            hash_seed=self.hash_seed,
         )
 
     # -- the worker's life --

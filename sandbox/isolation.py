@@ -81,8 +81,10 @@ def forbidden_for(config: Any) -> tuple[str, ...]:
 
 
 def backend_for(config: Any, which: str) -> "WorkerBackend":
-    """The worker backend of ``which`` ("submission" or "reference") for a pytest session."""
-    limits, forbidden = limits_for(config), forbidden_for(config)
+    """The worker backend of ``which`` ("submission" or "reference") for a pytest session; its
+    workers' hash seed is the session's ``--seed``."""
+    limits, forbidden, seed = limits_for(config), forbidden_for(config), config.getoption("seed")
     if which == "reference":
-        return WorkerBackend("reference", None, limits, label="reference", forbidden=forbidden)
-    return WorkerBackend(config.getoption("impl"), config.getoption("submission"), limits, forbidden=forbidden)
+        return WorkerBackend("reference", None, limits, label="reference", forbidden=forbidden, hash_seed=seed)
+    return WorkerBackend(config.getoption("impl"), config.getoption("submission"), limits, forbidden=forbidden,
+                         hash_seed=seed)

@@ -1,5 +1,7 @@
-"""Starting a worker's process: ``python -I -B -c BOOTSTRAP`` in a session and process group
-of its own, given only its two protocol pipes and its stdout/stderr pipe, then told its
+"""Starting a worker's process: ``python -s -P -B -c BOOTSTRAP`` in a session and process
+group of its own, in an environment built here whole (what ``-I`` gives, but for ``-E``, which
+would ignore the ``PYTHONHASHSEED`` it is given: the order of its sets and dicts of strings is
+then the same every run of a grading, as its score must be), given only its two protocol pipes and its stdout/stderr pipe, then told its
 configuration on the request pipe (never in its argv, which every process can read from
 ``/proc/<pid>/cmdline``)."""
 
@@ -29,9 +31,11 @@ w.main(c)
 """
 
 
-def spawn(package: str, work: Path, req_r: int, resp_w: int, out_r: int, out_w: int) -> subprocess.Popen:
+def spawn(package: str, work: Path, req_r: int, resp_w: int, out_r: int, out_w: int,
+          hash_seed: int | None = None) -> subprocess.Popen:
     """Start the worker's process in ``work`` (its own session and process group) on these
-    pipes, ``BPE_IMPL`` set to ``package``. The worker's ends of the pipes (and ``out_w``)
+    pipes, ``BPE_IMPL`` set to ``package``, ``PYTHONHASHSEED`` to ``hash_seed`` (None:
+    Python draws one). The worker's ends of the pipes (and ``out_w``)
     are closed here whatever happens; ``out_r`` too if it fails to start."""
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
@@ -40,10 +44,10 @@ def spawn(package: str, work: Path, req_r: int, resp_w: int, out_r: int, out_w: 
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "BPE_IMPL": package,
-    }
+    } | ({} if hash_seed is None else {"PYTHONHASHSEED": str(hash_seed % 2**32)})
     try:
         return subprocess.Popen(
-            [sys.executable, "-I", "-B", "-c", BOOTSTRAP, str(req_r)],
+            [sys.executable, "-s", "-P", "-B", "-c", BOOTSTRAP, str(req_r)],
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=out_w,

@@ -154,7 +154,7 @@ class WorkerProcess:
 
     def _spawn(self, req_r: int, resp_w: int, out_r: int, out_w: int) -> None:
         """Start the worker's process (:func:`sandbox.launch.spawn`) on these pipes."""
-        self.proc = launch.spawn(self.spec.package, self.work, req_r, resp_w, out_r, out_w)
+        self.proc = launch.spawn(self.spec.package, self.work, req_r, resp_w, out_r, out_w, self.spec.hash_seed)
         self.pid = self.pgid = self.proc.pid  # pid: the worker's own (see _adopt_inner_pid)
         self.init_pid = None  # process 1 of the worker's pid namespace, if it has one
         leftovers.record(pid=self.pid, uid=self.uid)  # its process group holds the namespace too

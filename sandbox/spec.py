@@ -29,6 +29,7 @@ class WorkerSpec:
     hidden: tuple[Path, ...]  # more folders it must not see (sandbox.hiding.hide_paths' extra)
     python_path: tuple[str, ...]  # its sys.path (sandbox.pyenv.worker_python)
     python_dirs: tuple[str, ...]  # the directories that path needs
+    hash_seed: int | None = None  # its PYTHONHASHSEED (the grading's seed): None, Python draws one
 
 
 @dataclass(frozen=True)

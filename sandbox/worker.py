@@ -1,13 +1,13 @@
 """The isolated worker: the process that runs a submission's code during grading.
 
 The trusted side (:mod:`sandbox.process`) starts it as
-``python -I -B -c <bootstrap> FD`` (its configuration comes as the first line on the request
+``python -s -P -B -c <bootstrap> FD`` (its configuration comes as the first line on the request
 pipe ``FD``, never in its argv) in a throw-away sandbox directory holding a copy of
 ``adapters.py`` and the implementation package, plus a private copy of the ``harness`` and
 ``sandbox`` packages it runs from (:mod:`sandbox.workercode`; what a request does is
 :mod:`harness.dispatch`'s, shared with in-process runs). Nothing else of the harness is on its
 ``sys.path``; the environment holds only ``PATH``, ``HOME``/``TMPDIR`` (the sandbox work
-directory), the locale and ``BPE_IMPL``.
+directory), the locale, ``BPE_IMPL`` and ``PYTHONHASHSEED`` (the grading's seed: no ``-E``).
 
 Before any submission code is imported, :func:`sandbox.confine.harden` applies the limits
 (``RLIMIT_AS``, ``RLIMIT_CPU``, ``RLIMIT_NPROC``, ``RLIMIT_FSIZE``, no core files) and moves

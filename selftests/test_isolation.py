@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import textwrap
 import time
 from pathlib import Path
@@ -393,3 +395,29 @@ def test_a_forged_reply_on_the_protocol_pipe_is_only_a_returned_value(make):
     with pytest.raises(AssertionError):
         impl.run_merge([1], (1, 2), 3)
     assert impl.run_pretokenize("x") == ["ok"]
+
+
+HASHES = """
+def run_pretokenize(text):
+    return [str(hash(text)), *{"alpha", "beta", "gamma", "delta", "epsilon"}]
+"""
+
+
+def hash_under(seed: int, text: str) -> str:
+    """``hash(text)`` in a Python started with ``PYTHONHASHSEED=seed``: the oracle."""
+    done = subprocess.run([sys.executable, "-c", f"print(hash({text!r}))"], env={"PYTHONHASHSEED": str(seed)},
+                          capture_output=True, text=True, timeout=60, check=True)
+    return done.stdout.strip()
+
+
+@pytest.mark.parametrize("seed", [0, 20261122])
+def test_a_workers_hash_seed_is_the_one_its_backend_is_given_so_its_sets_come_in_one_order(tmp_path, seed):
+    results = []
+    for run in ("first", "again"):
+        backend = WorkerBackend("student", submission(tmp_path / run, HASHES), FAST, hash_seed=seed)
+        try:
+            results.append(Implementation(backend).run_pretokenize("bpe"))
+        finally:
+            backend.close()
+    assert results[0][0] == hash_under(seed, "bpe")
+    assert results[1] == results[0]
