@@ -99,6 +99,34 @@ def test_a_time_limit_striking_during_the_replay_ends_the_diagnosis_not_the_test
     assert D.diagnose("train_bpe", [(("call", "run_merge", ([1], (1, 2), 3)), [3])]) is None
 
 
+class LoadedClock:
+    """The ``time`` module as a machine under heavy load shows it to a process: 30 s of wall
+    time pass between any two readings of the clock, whatever little work was done."""
+
+    def __init__(self) -> None:
+        self.now = 0.0
+
+    def monotonic(self) -> float:
+        self.now += 30.0
+        return self.now
+
+    def __getattr__(self, name: str):
+        return getattr(time, name)
+
+
+def test_a_loaded_machine_gets_the_same_diagnosis(monkeypatch):
+    """The replay's budgets count the work done (CPU time), not the wall time a loaded machine
+    stretches it to: graded under a load of 25, the first failure of a part lost its known-bug
+    line (building the part's mutants took 0.9 s of CPU, 17 s of wall time, past the 20 s)."""
+    from mutants import diagnose as D
+
+    text = "café déjà vu, naïve façade"
+    records = [(("call", "run_compression_ratio", (text, list(text.encode()))), len(text) / len(text.encode()))]
+    monkeypatch.setattr(D, "time", LoadedClock())
+    found = D.Replayer().diagnose("warmup", records)
+    assert found is not None and found.name == "compression_ratio_characters", found
+
+
 HANG_ON_IDS_BEYOND_A_BYTE = '''
 
 _buggy_merge = run_merge
