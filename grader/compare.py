@@ -34,6 +34,7 @@ from .request import GradeRequest
 
 TERMINAL_LIMIT = 80  # the default terminal output of one submission stays under this many lines
 MAX_TERMINAL_LINES = TERMINAL_LIMIT - 2  # the `html:` line may follow
+MAX_TO_GOT = 4  # a failure's lines shown up to its "got" line, when that is among its first four
 WIDTH = 150  # characters of a terminal line of failure text
 
 
@@ -277,11 +278,15 @@ def diagnosis_lines(c: Comparison) -> list[str]:
 
 
 def _test_lines(t: Test, diff_lines: int = 2) -> list[str]:
+    """A failing test in the terminal summary: its rule, cases and points lost, then the first
+    failing case's first difference: where, what was expected and what the submission gave."""
     failing = t.failing
     first = failing[0]
     cases = f"{len(failing)} of {len(t.cases)} case{'s' if len(t.cases) != 1 else ''} fail{'s' if len(failing) == 1 else ''}"
     head = f"  ✗ {t.rule}: {cases}, -{points(t.lost)} points"
-    diff = first.divergence().splitlines()[:diff_lines] or [first.submission]
+    message = first.divergence().splitlines()
+    got = next((i for i, ln in enumerate(message[:MAX_TO_GOT]) if ln.startswith(("got:", "got["))), None)
+    diff = message[:diff_lines if got is None else max(got + 1, diff_lines)] or [first.submission]
     if len(diff) > 1 and diff[1].startswith("raised by"):  # an exception: where in the submission instead
         frames = re.findall(r'File "[^"]+", line \d+, in \S+', first_divergence(first.output, max_lines=10_000))
         diff[1:] = frames[-1:]

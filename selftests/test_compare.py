@@ -131,6 +131,21 @@ def test_terminal_leads_with_summary_and_diagnosis_then_only_the_failing_tests()
     assert "merge #0 differs" in text
 
 
+@pytest.mark.parametrize("message, shown", [
+    ("E   AssertionError: merge #2 differs (the first 2 merges agree)\nE     expected: (b'u', b'v')\nE     got:      (b'a', b'v')\nE     the counts tie",
+     ["merge #2 differs (the first 2 merges agree)", "expected: (b'u', b'v')", "got:      (b'a', b'v')"]),
+    ("E   AssertionError: token 12 differs\nE     text: 'x'\nE     expected[10:13] = [1, 2, 3]\nE     got[10:13]      = [1, 2, 4]",
+     ["token 12 differs", "text: 'x'", "expected[10:13] = [1, 2, 3]", "got[10:13]      = [1, 2, 4]"]),
+    ("E   AssertionError: no got here\nE     second line\nE     third line", ["no got here", "second line"]),
+])
+def test_terminal_shows_a_failures_got_line_beside_the_expected_one(message, shown):
+    sub = report({"g": [("tests/public/test_a.py::test_a[0]", "failed", message)]})
+    lines = C.terminal(build(sub, passing(sub), "bob")).splitlines()
+    case = next(i for i, ln in enumerate(lines) if ln.strip().startswith("[0] "))
+    assert [ln.strip() for ln in lines[case: case + len(shown)]] == ["[0] " + shown[0], *shown[1:]]
+    assert case + len(shown) == len(lines) or not lines[case + len(shown)].startswith("      "), lines[case:]
+
+
 @pytest.mark.parametrize("functions", [0, 1, 7, 40, 400])
 def test_terminal_output_stays_under_80_lines_and_counts_what_it_leaves_out(functions):
     sub = many_failures(functions)
