@@ -13,6 +13,9 @@ time, at the import of the adapters or in a call; a package imported only under 
 environment without it. While a module is being imported anything may be read,
 subscripted, called or subclassed from a stand-in (annotations, decorators, base classes);
 outside an import, calling anything of it raises ``ModuleNotFoundError`` naming the package.
+A name that is a module of the submission below its root (``cs336_basics/helpers.py``
+imported as ``helpers``) gets none either: that import fails where the submission's tests run
+(its folder is not on the path), so it fails here too, saying how to import it.
 So a tokenizer that never touches ``torch`` is graded normally, and one that does fails
 with one readable line. Used by the isolated worker and by in-process runs alike; in-process
 (``scoped``) the stand-ins serve the submission's own import and calls (:func:`serving`)
@@ -30,7 +33,7 @@ import types
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any
 
-from .submission import package_imports
+from .submission import nested_module, package_imports
 
 MAX_MISSING = 16  # different missing packages tolerated in one submission
 
@@ -179,7 +182,15 @@ def unguarded_missing(root: str) -> list[str]:
 
     found = package_imports(root)
     return sorted(p for p, unguarded in found.items() if unguarded and p.isidentifier() and not _installed(p)
-                  and not os.path.isdir(os.path.join(root, p)) and not os.path.isfile(os.path.join(root, p + ".py")))[:MAX_MISSING]
+                  and not os.path.isdir(os.path.join(root, p)) and not os.path.isfile(os.path.join(root, p + ".py"))
+                  and nested_module(root, p) is None)[:MAX_MISSING]
+
+
+def own_module_message(package: str, path: str) -> str:
+    """Why a module of the submission imported as a top-level one gets no stand-in."""
+    dotted = path.removesuffix("/__init__.py").removesuffix(".py").replace("/", ".")
+    return (f"No module named '{package}': the submission's {path} is imported as a top-level module, which it "
+            f"is not where its tests run (its folder is not on the path); import it as {dotted}")
 
 
 _depth = 0  # serving() blocks open
@@ -264,6 +275,10 @@ def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: boo
                 package = (err.name or "").partition(".")[0]
                 if (not package or package in FINDER.packages or own(package) or _installed(package)
                         or "forbidden module" in str(err) or len(FINDER.packages) >= MAX_MISSING):
+                    raise
+                nested = nested_module(root, package)
+                if nested is not None:  # fails where its tests run too: no stand-in, a clear line
+                    err.msg = own_module_message(package, nested)
                     raise
                 for name in set(sys.modules) - before:  # the half-imported submission goes (installed packages stay)
                     if submitted(sys.modules[name]):

@@ -268,6 +268,27 @@ def package_imports(root: Path | str, most_bytes: int = 20_000_000) -> dict[str,
     return found
 
 
+def nested_module(root: Path | str, name: str, most_dirs: int = 2_000) -> str | None:
+    """The path (relative, ``/``-separated) of a module ``name`` the submission in ``root`` has
+    below its root (``pkg/name.py`` or ``pkg/name/__init__.py``; the first found, folders in
+    sorted order, links not followed), else None. Imported as a top-level module, it is found
+    only where its own folder is on the path, which it is not where the submission's tests run."""
+    root = os.fspath(root)
+    for folder, dirs, files in os.walk(root):
+        dirs[:] = sorted(d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(folder, d)))
+        most_dirs -= 1
+        if most_dirs < 0:
+            return None
+        if folder == root:
+            continue
+        rel = os.path.relpath(folder, root).replace(os.sep, "/")
+        if name + ".py" in files:
+            return f"{rel}/{name}.py"
+        if name in dirs and os.path.isfile(os.path.join(folder, name, "__init__.py")):
+            return f"{rel}/{name}/__init__.py"
+    return None
+
+
 def _catches_import_error(handler: ast.ExceptHandler) -> bool:
     kinds = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]
     return any(k is None or (isinstance(k, ast.Name) and k.id in IMPORT_ERROR_CATCHERS)

@@ -143,3 +143,19 @@ def test_a_trainer_importing_an_unused_missing_package_at_call_time_gets_full_ma
     assert most > 0 and got == pytest.approx(most), f"train_bpe {got}/{most}\n{out.context()}"
     (line,) = [ln for ln in out.stdout.splitlines() if "not installed where grading runs: " in ln and ABSENT in ln]
     assert "a stand-in takes its place" in line, line
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_a_module_of_the_submission_imported_as_top_level_gets_no_stand_in_and_says_how_to_import_it(tmp_path, isolate):
+    # cs336_basics/chunking.py imported as `chunking`: where the submission's tests run (its root
+    # on the path) that import fails, so it fails here too, never rescued by a stand-in
+    sub = build_layout("cs336", tmp_path / "sub")
+    (sub / "cs336_basics" / "chunking.py").write_text("def boundaries():\n    return []\n")
+    with open(sub / "cs336_basics" / "train_bpe.py", "a", encoding="utf-8") as f:
+        f.write("\nfrom chunking import boundaries  # noqa: E402\n")
+    from harness.impl import BrokenImplementation
+
+    with pytest.raises(BrokenImplementation) as caught:
+        run_train(backend_for(sub, isolate), str(ROOT / "fixtures" / "stories.txt"))
+    assert ("No module named 'chunking': the submission's cs336_basics/chunking.py is imported as a top-level "
+            "module" in str(caught.value)) and "import it as cs336_basics.chunking" in str(caught.value), str(caught.value)
