@@ -73,3 +73,18 @@ def test_a_difference_inside_one_chunk_does_not_blame_the_boundaries():
     # one chunk, ids wrong inside it: no boundary to blame
     message = failure([97, 10, 32, 301], chunks=["a\n  b"])
     assert "position 1" in message and "spans the chunk boundary" not in message, message
+
+
+@pytest.mark.parametrize("got, tie", [([(b"a", b"a")], True), ([(b"b", b"c")], False)], ids=["tie", "no-tie"])
+def test_a_merge_that_ties_names_the_tie_break_and_the_counting_as_causes(got, tie):
+    # "ab aa": (a, b) and (a, a) occur once each; the greatest must win. A submission picking
+    # (a, a) breaks ties the wrong way, or counts the text otherwise (real CS336 trainers cut
+    # the last byte of a chunk off): the message names both causes, only when the counts tie
+    from tests.diff import assert_merges_equal
+
+    with pytest.raises(AssertionError) as err:
+        assert_merges_equal(got, [(b"a", b"b")], word_counts={b"ab": 1, b"aa": 1})
+    message = str(err.value)
+    assert message.startswith("merge #0 differs"), message
+    assert ("the tie must go to the lexicographically greatest pair" in message) is tie, message
+    assert ("if yours does, your counts differ from these" in message) is tie, message

@@ -154,7 +154,9 @@ def assert_merges_equal(
         lines[1] += f"  occurring {counts.get(expected[pos], 0)} times at that step"
         lines[2] += f"  occurring {counts.get(actual[pos], 0)} times at that step"
         if counts.get(expected[pos], 0) == counts.get(actual[pos], 0):
-            lines.append("  the counts tie: the tie must go to the lexicographically greatest pair of byte strings")
+            lines.append("  the counts tie: the tie must go to the lexicographically greatest pair of byte strings; "
+                         "if yours does, your counts differ from these (text cut or dropped where it is split or "
+                         "read in chunks, say at a chunk's end)")
     raise AssertionError("\n".join(lines))
 
 
