@@ -18,6 +18,7 @@ from harness.impl import ROOT, BrokenImplementation
 from . import hiding, proctree, registry
 from .argcache import ArgumentCache
 from .channel import default_spin, encode
+from .closing import ClosedFolders
 from .failures import WorkerDied, WorkerFailure
 from .forbidden import FORBIDDEN_MODULES
 from .limits import IsolationLimits
@@ -86,6 +87,7 @@ class WorkerBackend:
         self._start_failure: str | None = None
         self._paths = PathArguments()
         self._python: tuple[list[str], list[str]] | None = None
+        self._folders = ClosedFolders()  # closed to other users by its workers: given back by close()
         registry.LIVE.add(self)
 
     # -- paths the worker must not see --
@@ -124,7 +126,7 @@ class WorkerBackend:
             if self._copy_error is not None:
                 raise BrokenImplementation(self._copy_error)
             self._generation += 1
-            self._proc = self._start(WorkerProcess(self._spec(), self._generation))
+            self._proc = self._start(WorkerProcess(self._spec(), self._generation, self._folders))
             self._start_failures = 0
         return self._proc
 
@@ -193,10 +195,12 @@ class WorkerBackend:
                 self._retire()
 
     def close(self) -> None:
-        """Stop the worker and every process it left behind; remove its sandbox."""
+        """Stop the worker and every process it left behind; remove its sandbox; give the
+        folders its workers closed to other users their modes back (:mod:`sandbox.closing`)."""
         with self._lock:
             if self._proc is not None:
                 self._retire()
+            self._folders.release()
             registry.LIVE.discard(self)
 
     @property

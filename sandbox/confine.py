@@ -187,9 +187,10 @@ def _count_processes(uid: int) -> int:
 
 
 def close_to_others(paths: list[str]) -> list[str]:
-    """Take the permissions of "other" users off each directory (``chmod o-rwx``, for good:
-    the grader runs as root and needs none of them), so that a worker running under another
-    user id can neither list nor enter it. Returns the directories now closed."""
+    """Take the permissions of "other" users off each directory (``chmod o-rwx``; the grader
+    runs as root and needs none of them; the trusted side gives them back when the grading
+    ends, :mod:`sandbox.closing`), so that a worker running under another user id can neither
+    list nor enter it. Returns the directories now closed."""
     import stat
 
     closed = []

@@ -25,6 +25,7 @@ from harness import submission as S
 
 from . import confinement, hiding, launch, leftovers, proctree, uids, workercode
 from .channel import Broken, ChannelError, Closed, TrustedEnd, encode, widen_pipe
+from .closing import ClosedFolders
 from .failures import WorkerDied, WorkerFailure, WorkerTimeout, died_of
 from .spec import Startup, WorkerSpec
 
@@ -42,8 +43,9 @@ class WorkerProcess:
     """One worker: made from its :class:`~sandbox.spec.WorkerSpec`, then :meth:`start` makes its
     sandbox, starts it and says what it learned; then its pipes, output drain and identity."""
 
-    def __init__(self, spec: WorkerSpec, generation: int) -> None:
+    def __init__(self, spec: WorkerSpec, generation: int, folders: ClosedFolders | None = None) -> None:
         self.spec, self.generation, self.limits, self.spin = spec, generation, spec.limits, spec.spin
+        self.folders = folders  # its backend's: what it may close to other users is held there first
         self.learned = Startup()  # what start() found out so far, also when it failed
         self.output = bytearray()
         self.output_total = 0
@@ -133,6 +135,9 @@ class WorkerProcess:
     def _config(self, code: Path, req_r: int, resp_w: int) -> dict:
         """What the worker is told on its request pipe (:func:`sandbox.worker.main`)."""
         spec = self.spec
+        hide = hiding.hide_paths(spec.source_root, spec.hidden, self.sandbox, spec.python_dirs)
+        if self.uid is not None and self.folders is not None:  # it may close them (no private root)
+            self.folders.hold(hide)
         return {
             "fds": [req_r, resp_w],
             "code_dir": str(code),
@@ -142,7 +147,7 @@ class WorkerProcess:
             "sandbox": str(self.sandbox),
             "uid": self.uid,
             "gid": self.gid,
-            "hide": hiding.hide_paths(spec.source_root, spec.hidden, self.sandbox, spec.python_dirs),
+            "hide": hide,
             "python_path": list(spec.python_path),
             "python_dirs": list(spec.python_dirs),
             "forbidden": list(spec.forbidden),
@@ -168,6 +173,8 @@ class WorkerProcess:
         if ready[0] != "ready" or len(ready) != 3 or type(ready[2]) is not dict:
             raise self.violation(f"did not start properly ({ready!r:.200})")
         self.info = ready[2]
+        if self.folders is not None and not self.info.get("closed"):
+            self.folders.release()  # a private root hides them: none of the machine's was closed
         self._adopt_inner_pid()
         self._see_outputs()
         if self.limits.memory_mb:  # for all its processes together, not each

@@ -61,7 +61,7 @@ def sweep(uid: int, rounds: int = 20) -> bool:
     return not processes_of(uid)
 
 
-def _lock_dir(path: Path) -> Path:
+def root_only_dir(path: Path) -> Path:
     """``path``, created root-only; refused unless it is a real directory owned by root."""
     path.parent.mkdir(mode=0o755, parents=True, exist_ok=True)
     try:
@@ -94,7 +94,7 @@ class UidLease:
 def claim(uid: int, lock_dir: Path = LOCK_DIR) -> UidLease | None:
     """Lock the given id if no one holds it (to clean up after a dead grading); else None."""
     try:
-        fd = os.open(_lock_dir(lock_dir) / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        fd = os.open(root_only_dir(lock_dir) / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
     except OSError:
         return None
     try:
@@ -107,7 +107,7 @@ def claim(uid: int, lock_dir: Path = LOCK_DIR) -> UidLease | None:
 
 def allocate(lock_dir: Path = LOCK_DIR, base: int = UID_BASE, count: int = UID_COUNT) -> UidLease:
     """The lowest free dedicated user id, locked for the caller (root only)."""
-    folder = _lock_dir(lock_dir)
+    folder = root_only_dir(lock_dir)
     for uid in range(base, base + count):
         fd = os.open(folder / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
         try:

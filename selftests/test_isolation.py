@@ -349,6 +349,7 @@ def test_as_root_without_a_private_root_the_harness_folders_are_closed_by_permis
     modes = {p: stat.S_IMODE(p.stat().st_mode) for p in folders}
     try:
         os.chmod(other, 0o755)
+        modes[other] = 0o755
         (other / "tests").mkdir()
         (other / "tests" / "secret.py").write_text("ANSWER = 42\n")
         os.chmod(other / "tests" / "secret.py", 0o644)
@@ -369,6 +370,10 @@ def test_as_root_without_a_private_root_the_harness_folders_are_closed_by_permis
         assert all(entry.endswith(":PermissionError") for entry in seen), seen
         assert "closed to other users by file permissions" in impl.backend.confinement
         assert not other.stat().st_mode & 0o007
+        impl.backend.close()  # the grading ends: the machine's folders get their modes back
+        changed = {str(p): oct(stat.S_IMODE(p.stat().st_mode)) for p, mode in modes.items()
+                   if p.exists() and stat.S_IMODE(p.stat().st_mode) != mode}
+        assert not changed, f"folders left closed after the grading: {changed}"
     finally:
         for path, mode in modes.items():
             try:
