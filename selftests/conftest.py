@@ -3,15 +3,15 @@
 from __future__ import annotations
 
 import os
-from concurrent.futures import Future, ThreadPoolExecutor
-from pathlib import Path
-from typing import Callable, Iterator
 
 import pytest
 
 from harness import gpt2_cache, use_shared_tiktoken_cache
 
-from .support import GradeRun, run_grade
+from .prefetch import Gradings, Prefetch, prefetched, wanted
+from .support import GradeRun
+
+PREFETCH = pytest.StashKey[Prefetch]()
 
 # Every process a self-test starts reads GPT-2's files from the cache this one reads, named
 # outright: a copy of the checkout made elsewhere has no ../shared/tiktoken_cache beside it.
@@ -28,56 +28,47 @@ def pytest_configure(config) -> None:
         "-m 'not slow' leaves these out for a quick run (CI runs every test)")
 
 
-class Gradings:
-    """Gradings run two at a time in the background (the grader waits on one worker most of
-    the time, so two share the machine's cores well): ``start`` queues one under a name and
-    returns at once, ``get`` waits for it. Queue every grading a module needs before waiting
-    on the first."""
+def pytest_runtestloop(session) -> None:
+    """Start the prefetched set-ups the selected tests use (selftests/prefetch.py), the last
+    used first, before the first test runs; nothing when only collecting."""
+    if session.config.getoption("collectonly") or (session.testsfailed and not session.config.getoption(
+            "continue_on_collection_errors")):
+        return
+    prefetch = session.config.stash[PREFETCH] = Prefetch()
+    prefetch.start(reversed(wanted(session.items)))
 
-    def __init__(self, pool: ThreadPoolExecutor, base: Path) -> None:
-        self.pool, self.base = pool, base
-        self.futures: dict[str, Future] = {}
 
-    def start(self, name: str, **request) -> None:
-        """Queue :func:`run_grade` of ``request`` (its keyword arguments) under ``name``,
-        writing to ``<tmp>/NAME``."""
-        if name not in self.futures:
-            self.futures[name] = self.pool.submit(run_grade, self.base / name, **request)
-
-    def submit(self, name: str, work: Callable[[], object]) -> None:
-        """Queue any other work (a grading with its own set-up) under ``name``."""
-        if name not in self.futures:
-            self.futures[name] = self.pool.submit(work)
-
-    def get(self, name: str):
-        return self.futures[name].result()
-
-    def start_whole_suite(self) -> None:
-        """Queue the whole-suite gradings of the reference (with ``--report``) and of the
-        untouched stubs (with ``--junit``), each once a session."""
-        self.start("reference", impl="reference", report=True)
-        self.start("stubs", junit=True)
+def pytest_sessionfinish(session) -> None:
+    prefetch = session.config.stash.get(PREFETCH, None)
+    if prefetch is not None:
+        prefetch.close()
 
 
 @pytest.fixture(scope="session")
-def gradings(tmp_path_factory) -> Iterator[Gradings]:
-    """The session's background gradings (nothing is queued until a test asks)."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        runs = Gradings(pool, tmp_path_factory.mktemp("gradings"))
-        yield runs
-        for future in runs.futures.values():
-            future.cancel()
+def prefetch(request) -> Prefetch:
+    """The session's prefetched set-ups (started by pytest_runtestloop; made here when that
+    did not run)."""
+    stash = request.config.stash
+    if PREFETCH not in stash:
+        stash[PREFETCH] = Prefetch()
+    return stash[PREFETCH]
 
 
 @pytest.fixture(scope="session")
-def graded_reference(gradings) -> GradeRun:
-    """The reference graded on the whole suite (with ``--report``)."""
-    gradings.start_whole_suite()
-    return gradings.get("reference")
+def gradings(prefetch) -> Gradings:
+    """The session's gradings by name (nothing is queued until a test or a set-up asks)."""
+    return prefetch.gradings
 
 
-@pytest.fixture(scope="session")
-def graded_stubs(gradings) -> GradeRun:
-    """The untouched stubs graded on the whole suite (with ``--junit``)."""
-    gradings.start_whole_suite()
-    return gradings.get("stubs")
+@prefetched
+def graded_reference(prefetch: Prefetch) -> GradeRun:
+    """The reference graded on the whole suite (with ``--report``), once a session."""
+    prefetch.gradings.start_whole_suite()
+    return prefetch.gradings.get("reference")
+
+
+@prefetched
+def graded_stubs(prefetch: Prefetch) -> GradeRun:
+    """The untouched stubs graded on the whole suite (with ``--junit``), once a session."""
+    prefetch.gradings.start_whole_suite()
+    return prefetch.gradings.get("stubs")

@@ -23,6 +23,7 @@ import pytest
 from harness.impl import ROOT
 
 from .attack_grading import attack_submission
+from .prefetch import prefetched
 from .support import GradeRun, run_grade
 
 ATTACKS = Path(__file__).resolve().parent / "attacks"
@@ -185,9 +186,9 @@ def grade(name: str, base: Path, tests: list[str] | None = None, config_name: st
 SLOW = ("os_exit_in_encode", "infinite_loop", "ignore_sigterm", "catch_base_exception", "fork_for_memory", "memory_hog")
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
-    base = tmp_path_factory.mktemp("attacks")
+@prefetched
+def graded(prefetch):
+    base = prefetch.mktemp("attacks")
     (base / "grading.yaml").write_text(CONFIG)
     before = fixtures_digest()
     order = [*SLOW, *(name for name in EXPECT if name not in SLOW)]

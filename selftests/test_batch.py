@@ -25,6 +25,7 @@ from grader.grading_plugin import LIMIT_MARKERS, note_failure
 from grader.intake import Rejected, safe_extract
 from grader.report import LIMITS, Case, GradeReport, ScoredCase
 
+from .prefetch import prefetched
 from .support import build_layout
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -141,9 +142,9 @@ def run_batch(folder: Path, out: Path, policy: Path, *extra: str) -> subprocess.
     )
 
 
-@pytest.fixture(scope="module")
-def batch(tmp_path_factory):
-    base = tmp_path_factory.mktemp("batch")
+@prefetched
+def batch(prefetch):
+    base = prefetch.mktemp("batch")
     folder = base / "submissions"
     folder.mkdir()
     kinds = make_submissions(folder)

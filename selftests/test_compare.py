@@ -22,6 +22,8 @@ from grader.report import grade_report_from_data
 from mutants import by_name
 from mutants.build import build as build_mutant
 
+from .prefetch import prefetched
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(600)
 
@@ -275,11 +277,11 @@ def test_class_page_has_a_row_per_student_a_column_per_group_and_links_to_their_
 # ---- a real one-bug submission: a mutant of the catalogue ---------------------------------
 
 
-@pytest.fixture(scope="module")
-def compared(tmp_path_factory):
+@prefetched
+def compared(prefetch):
     """``compare`` of the catalogue's specials_not_escaped (bob, in the issue), on the files
     that exercise it, with an HTML page."""
-    tmp = tmp_path_factory.mktemp("compare")
+    tmp = prefetch.mktemp("compare")
     sub = build_mutant(by_name("specials_not_escaped"), tmp / "bob")
     page_path = tmp / "bob.html"
     proc = subprocess.run(

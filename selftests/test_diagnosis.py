@@ -23,6 +23,8 @@ from mutants.build import build
 from mutants.catalogue import by_name
 from grader.report import KNOWN_BUG_PREFIX as PREFIX
 
+from .prefetch import prefetched
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # the subprocess runs happen in a fixture
 
@@ -53,11 +55,11 @@ def run_public_tests(submission: Path, test_file: str, pycache: Path, diagnosis:
 OFF = "merge_overlapping"  # also run with the feature off
 
 
-@pytest.fixture(scope="module")
-def outputs(tmp_path_factory) -> dict[str, str]:
+@prefetched
+def outputs(prefetch) -> dict[str, str]:
     """Each diagnosed mutant's output, and ``OFF``'s with the feature off (key ``"off"``):
     two runs at a time."""
-    where = tmp_path_factory.mktemp("diagnosed")
+    where = prefetch.mktemp("diagnosed")
     runs = [(name, name, True) for name in DIAGNOSED] + [("off", OFF, False)]
 
     def run(job: tuple[str, str, bool]) -> str:

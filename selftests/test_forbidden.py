@@ -24,6 +24,7 @@ from grader.config import ConfigError, load_config
 from harness.childenv import child_env
 from sandbox.imports import ForbiddenFinder, forbidden_files
 
+from .prefetch import prefetched
 from .support import ROOT, GradeRun, run_grade
 from .venvs import make_venv, site_packages
 
@@ -48,10 +49,10 @@ groups:
 """
 
 
-@pytest.fixture(scope="module")
-def delegation(tmp_path_factory) -> Path:
+@prefetched
+def delegation(prefetch) -> Path:
     """A venv with a stand-in ``tokenizers`` package, and the attack submission; returns the base."""
-    base = tmp_path_factory.mktemp("forbidden")
+    base = prefetch.mktemp("forbidden")
     python = make_venv(base / "venv", ROOT)
     shutil.copytree(ROOT / "reference", site_packages(base / "venv") / "tokenizers", ignore=shutil.ignore_patterns("__pycache__"))
     (site_packages(base / "venv") / "bpeasy.py").write_text("VALUE = 1\n")  # a single-file module
@@ -76,11 +77,12 @@ def grade(base: Path, forbidden: str, name: str, submission: str = "submission",
 GRADINGS = {"default": "", "control": "forbidden_modules: []"}  # name -> grading.yaml's forbidden_modules line
 
 
-@pytest.fixture(scope="module")
-def graded(delegation) -> dict[str, GradeRun]:
+@prefetched
+def graded(prefetch) -> dict[str, GradeRun]:
     """The attack graded with the default forbidden modules and with none (the control), at once."""
+    base = prefetch.get(delegation.setup)
     with ThreadPoolExecutor(max_workers=len(GRADINGS)) as pool:
-        futures = {name: pool.submit(grade, delegation, line, name) for name, line in GRADINGS.items()}
+        futures = {name: pool.submit(grade, base, line, name) for name, line in GRADINGS.items()}
         return {name: future.result() for name, future in futures.items()}
 
 
@@ -117,14 +119,15 @@ VENDOR = Path(__file__).resolve().parent / "attacks" / "_vendor_compiled_core"
 ROUTES = ("renamed", "vendored")  # tiktoken's compiled core alone under another name; all of tiktoken, hook removed
 
 
-@pytest.fixture(scope="module")
-def vendored(delegation) -> dict[str, GradeRun]:
+@prefetched
+def vendored(prefetch) -> dict[str, GradeRun]:
     """The attack that brings tiktoken's compiled core along (selftests/attacks/_vendor_compiled_core),
     both ways, graded isolated and, the control, in-process (``--no-isolate``), two at a time."""
-    tiktoken = site_packages(delegation / "venv") / "tiktoken"
+    base = prefetch.get(delegation.setup)
+    tiktoken = site_packages(base / "venv") / "tiktoken"
     core = next(tiktoken.glob("_tiktoken*.so"))
     for route in ROUTES:
-        sub = delegation / f"vendor-{route}"
+        sub = base / f"vendor-{route}"
         (sub / "student" / "fastbpe").mkdir(parents=True)
         (sub / "student" / "__init__.py").write_text("")
         (sub / "student" / "fastbpe" / "__init__.py").write_text("")
@@ -137,7 +140,7 @@ def vendored(delegation) -> dict[str, GradeRun]:
     runs = {f"{route}{how}": (route, how) for route in ROUTES for how in ("", "-control")}
     with ThreadPoolExecutor(max_workers=2) as pool:
         futures = {
-            name: pool.submit(grade, delegation, "", name, f"vendor-{route}", isolate=False if how else None, tests=TESTS[:1])
+            name: pool.submit(grade, base, "", name, f"vendor-{route}", isolate=False if how else None, tests=TESTS[:1])
             for name, (route, how) in runs.items()
         }
         return {name: future.result() for name, future in futures.items()}

@@ -17,6 +17,7 @@ from mutants.build import build
 from mutants.catalogue import by_name
 
 from .gradescope_schema import problems
+from .prefetch import prefetched
 from .support import ROOT, make_submission
 
 # the gradings run in the background, two at a time: the first test to need one waits for it
@@ -101,28 +102,30 @@ def pretokenize(text):
     return regex.findall(r\"\"\"'(?:[sdmt]|ll|ve|re)| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+\"\"\", text)"""
 
 
-@pytest.fixture(scope="module", autouse=True)
-def module_gradings(gradings, broken_configs, tmp_path_factory):
+@prefetched
+def module_gradings(prefetch):
     """Every other grading this module checks, queued behind the whole-suite ones so that
     two always run at a time."""
+    gradings = prefetch.gradings
     gradings.start_whole_suite()
-    submission = make_submission(tmp_path_factory.mktemp("partial") / "partial", ("primitives.py", "warmup.py"))
+    submission = make_submission(prefetch.mktemp("partial") / "partial", ("primitives.py", "warmup.py"))
     warmup = submission / "student" / "warmup.py"
     # the warm-up's word tokenizer needs pre-tokenization, which this submission lacks: inline it
     warmup.write_text(warmup.read_text().replace("from .pretokenize import pretokenize", PARTIAL_PREAMBLE))
     gradings.start("partial", submission=submission)
     gradings.start("subset", impl="reference", tests=["tests/public/test_primitives.py"])
-    wrapped = make_submission(tmp_path_factory.mktemp("wrapped") / "alice" / "my_bpe_repo", ("primitives.py",))
+    wrapped = make_submission(prefetch.mktemp("wrapped") / "alice" / "my_bpe_repo", ("primitives.py",))
     gradings.start("wrapped", submission=wrapped.parent, tests=["tests/public/test_primitives.py"])
     gradings.start("stubs-again")
     # a catalogued bug failing a dict comparison over three string keys (encode gives the
     # specials' text ids): pytest lists the differing items in the order of a set of the keys
-    spread = build(by_name("encode_ignores_special_tokens"), tmp_path_factory.mktemp("hash-seed") / "sub")
+    spread = build(by_name("encode_ignores_special_tokens"), prefetch.mktemp("hash-seed") / "sub")
     for hash_seed in HASH_SEEDS:
         gradings.start(f"hash-seed-{hash_seed}", submission=spread, tests=[DICT_COMPARED],
                        env=os.environ | {"PYTHONHASHSEED": hash_seed})
-    for name, config in broken_configs.items():
+    for name, config in prefetch.get(broken_configs.setup).items():
         gradings.start(f"policy-{name}", config=config, timeout=300)
+    gradings.wait()
     return gradings
 
 
@@ -214,12 +217,12 @@ BROKEN = {  # id: (grading.yaml text, what the one line must say)
 assert all(text != GOOD for text, _ in BROKEN.values())  # each edit found its place
 
 
-@pytest.fixture(scope="module")
-def broken_configs(tmp_path_factory) -> dict[str, Path]:
+@prefetched
+def broken_configs(prefetch) -> dict[str, Path]:
     """Each of ``BROKEN`` written to a grading.yaml of its own."""
     configs = {}
     for name, (text, _) in BROKEN.items():
-        configs[name] = tmp_path_factory.mktemp(name) / "grading.yaml"
+        configs[name] = prefetch.mktemp(name) / "grading.yaml"
         configs[name].write_text(text, encoding="utf-8")
     return configs
 

@@ -24,6 +24,8 @@ from harness import SHARED_TIKTOKEN_CACHE
 from grader.config import load_config
 from grader.handout import INSTRUCTOR_SIDE, solution_leaks
 
+from .prefetch import prefetched
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]  # a test may wait for the module's other runs to finish first
 
@@ -57,12 +59,12 @@ def run_pytest(where: Path, *args: str, timeout: float = 600) -> tuple[subproces
     return proc, outcomes
 
 
-@pytest.fixture(scope="module")
-def exported(tmp_path_factory) -> tuple[Path, Path]:
+@prefetched
+def exported(prefetch) -> tuple[Path, Path]:
     """One ``python -m grader handout OUT --gradescope ZIP``: the student repository and the
     Gradescope autograder zip."""
-    out = tmp_path_factory.mktemp("export") / "bpe-assignment"
-    bundle = tmp_path_factory.mktemp("gradescope") / "autograder.zip"
+    out = prefetch.mktemp("export") / "bpe-assignment"
+    bundle = prefetch.mktemp("gradescope") / "autograder.zip"
     proc = subprocess.run(
         [sys.executable, "-m", "grader", "handout", str(out), "--gradescope", str(bundle)], cwd=ROOT, env=student_env(),
         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
@@ -446,11 +448,13 @@ def test_run_autograder_never_follows_links_out_of_the_upload(runs, shape):
 # ---- the module's runs, two at a time ----------------------------------------------------
 
 
-@pytest.fixture(scope="module")
-def runs(handout, bundle, tmp_path_factory) -> dict[str, Future]:
-    """name -> the future result of each subprocess run of this module, the longest first.
-    The copies of the handout are made here, before any run starts (runs write in theirs)."""
-    base = tmp_path_factory.mktemp("runs")
+@prefetched
+def runs(prefetch) -> dict[str, Future]:
+    """name -> the (ended) future result of each subprocess run of this module, run two at a
+    time, the longest first. The copies of the handout are made here, before any run starts
+    (runs write in theirs)."""
+    handout, bundle = prefetch.get(exported.setup)
+    base = prefetch.mktemp("runs")
     solved = with_the_reference(handout, base / "solved")
     stubs = base / "stubs"
     shutil.copytree(handout, stubs)
@@ -467,4 +471,5 @@ def runs(handout, bundle, tmp_path_factory) -> dict[str, Future]:
         "doctest": lambda: (doctest, run_readme_doctests(doctest, base / "doctest")),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:  # 2 cores; each run mostly waits on its subprocess
-        yield {name: pool.submit(job) for name, job in jobs.items()}
+        futures = {name: pool.submit(job) for name, job in jobs.items()}
+    return futures

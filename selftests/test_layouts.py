@@ -33,6 +33,7 @@ from grader.config import load_config
 from harness.impl import ROOT, Implementation, LocalBackend
 
 from .support import build_layout as build
+from .prefetch import prefetched
 from .support import LAYOUT_FIXTURES, GradeRun, record_adapter_calls, run_grade
 
 pytestmark = [
@@ -162,9 +163,9 @@ def case_id(case) -> str:
     return f"{case[0]}-{'isolated' if case[1] else 'in-process'}{'-whole' if case[2] else ''}"
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict:
-    base = tmp_path_factory.mktemp("layouts")
+@prefetched
+def graded(prefetch) -> dict:
+    base = prefetch.mktemp("layouts")
 
     def run(case):
         layout, isolated, whole = case

@@ -27,6 +27,8 @@ from mutants.catalogue import CATALOGUE, EXTRA, GROUPS, by_name
 from mutants.meta import ROOT, Outcome, group_files, kill_rates, pytest_args, run_catalogue, run_env, schedule, table
 from mutants.runner import ForkServer, ForkServerError, RunTimeout
 
+from .prefetch import prefetched
+
 PUBLIC_KILL_RATE_MIN = 0.8
 # The whole catalogue runs in the first test's setup: about 1.5 min of CPU on 2 cores, far
 # more on a loaded machine; the suite's default per-test limit (120 s) must not cut it.
@@ -77,15 +79,17 @@ def _forked_and_subprocess_runs(folder: Path, policy) -> tuple[tuple[int, str], 
     return (code, (folder / "out.txt").read_text(encoding="utf-8")), (proc.returncode, output)
 
 
-@pytest.fixture(scope="module")
-def background(tmp_path_factory, policy):
+@prefetched
+def background(prefetch):
     """The runner's own checks (a hung run, a forked run against a subprocess), started in
     threads by :func:`outcomes` before the catalogue: they overlap its long speed mutant."""
-    with ThreadPoolExecutor(max_workers=2) as pool:
-        yield {
-            "hung": pool.submit(_run_hung_test, tmp_path_factory.mktemp("hung")),
-            "compare": pool.submit(_forked_and_subprocess_runs, tmp_path_factory.mktemp("compare"), policy),
-        }
+    pool = ThreadPoolExecutor(max_workers=2)
+    futures = {
+        "hung": pool.submit(_run_hung_test, prefetch.mktemp("hung")),
+        "compare": pool.submit(_forked_and_subprocess_runs, prefetch.mktemp("compare"), load_config(ROOT / "grading.yaml")),
+    }
+    pool.shutdown(wait=False)  # its threads end with these two runs
+    return futures
 
 
 def _reference_digest() -> str:
@@ -100,9 +104,11 @@ class CatalogueRun:
     reference_digests: tuple[str, str]  # of reference/*.py, before and after the run
 
 
-@pytest.fixture(scope="module")
-def outcomes(policy, background, tmp_path_factory) -> CatalogueRun:
-    temp_root = tmp_path_factory.mktemp("catalogue_temp")
+@prefetched
+def outcomes(prefetch) -> CatalogueRun:
+    prefetch.get(background.setup)
+    policy = load_config(ROOT / "grading.yaml")
+    temp_root = prefetch.mktemp("catalogue_temp")
     before = _reference_digest()
     results = run_catalogue(CATALOGUE, jobs=2, config=policy, temp_root=temp_root)
     return CatalogueRun({o.mutant.name: o for o in results}, table(results), temp_root, (before, _reference_digest()))

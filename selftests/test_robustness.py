@@ -25,6 +25,7 @@ import pytest
 from harness.impl import ROOT
 
 from .attack_grading import PAIRS, PRIMITIVES, grade, processes_using
+from .prefetch import prefetched
 from .support import GradeRun
 
 pytestmark = [
@@ -107,14 +108,14 @@ GRADINGS = {
 SIGNALLED: dict[str, float] = {}  # grading -> when its signal was sent (monotonic clock)
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory):
+@prefetched
+def graded(prefetch):
     """Every grading of this module. The one stopped by --max-time starts alone (so that it
     reaches its hanging test in time even on a loaded machine); the others run at once while
     it waits for its deadline."""
     from concurrent.futures import ThreadPoolExecutor
 
-    base = tmp_path_factory.mktemp("robustness")
+    base = prefetch.mktemp("robustness")
 
     def run(key, folder=None, **changes):
         g = GRADINGS[key]._replace(**changes)

@@ -18,6 +18,8 @@ from harness.childenv import child_env
 from mutants.build import build
 from mutants.catalogue import Append, Mutant, by_name
 
+from .prefetch import prefetched
+
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
@@ -82,9 +84,9 @@ def outcomes(submission: Path, isolate: bool, reverse: bool, junit: Path, files:
     return out
 
 
-@pytest.fixture(scope="module")
-def runs(tmp_path_factory) -> dict[str, list[dict[str, str]]]:
-    base = tmp_path_factory.mktemp("same-outcome")
+@prefetched
+def runs(prefetch) -> dict[str, list[dict[str, str]]]:
+    base = prefetch.mktemp("same-outcome")
     dirs = {name: build(m, base / name) for name, m in SUBMISSIONS.items()}
     jobs = {(name, run): (dirs[name], *run, base / f"{name}-{int(run[0])}{int(run[1])}.xml")
             for name in SUBMISSIONS for run in RUNS}

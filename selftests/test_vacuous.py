@@ -15,6 +15,7 @@ from pathlib import Path
 
 import pytest
 
+from .prefetch import prefetched
 from .support import run_grade
 
 VACUOUS = Path(__file__).resolve().parent / "vacuous"
@@ -73,9 +74,9 @@ def _passed(run) -> list[str]:
     return [t["name"] for t in run.tests if t["score"] > 0]
 
 
-@pytest.fixture(scope="module")
-def regression(tmp_path_factory):
-    return _grade_all(tmp_path_factory.mktemp("vacuous"), ONCE_VACUOUS)
+@prefetched
+def regression(prefetch):
+    return _grade_all(prefetch.mktemp("vacuous"), ONCE_VACUOUS)
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -20,6 +20,7 @@ import pytest
 
 from harness.childenv import child_env
 
+from .prefetch import prefetched
 from .support import ROOT, make_submission, run_grade
 from .venvs import make_venv
 
@@ -51,16 +52,16 @@ def scored(data: dict) -> tuple[float, float]:
     return sum(t["score"] for t in data["tests"]), sum(t["max_score"] for t in data["tests"])
 
 
-@pytest.fixture(scope="module")
-def tmp_venv(tmp_path_factory) -> Path:
+@prefetched
+def tmp_venv(prefetch) -> Path:
     """A venv under /tmp with the checkout installed editable."""
-    return make_venv(tmp_path_factory.mktemp("venv") / "venv", ROOT)
+    return make_venv(prefetch.mktemp("venv") / "venv", ROOT)
 
 
-@pytest.fixture(scope="module")
-def checkout_venv(tmp_path_factory) -> tuple[Path, Path]:
+@prefetched
+def checkout_venv(prefetch) -> tuple[Path, Path]:
     """A copy of the checkout with a ``.venv`` inside it; (checkout, python)."""
-    checkout = tmp_path_factory.mktemp("checkout") / "bpe-harness"
+    checkout = prefetch.mktemp("checkout") / "bpe-harness"
     shutil.copytree(ROOT, checkout, ignore=COPY_IGNORE)
     return checkout, make_venv(checkout / ".venv", checkout)
 
@@ -68,18 +69,20 @@ def checkout_venv(tmp_path_factory) -> tuple[Path, Path]:
 WHO = ["reference", "correct submission"]
 
 
-@pytest.fixture(scope="module")
-def venv_gradings(gradings, tmp_venv, checkout_venv, tmp_path_factory):
+@prefetched
+def venv_gradings(prefetch):
     """This module's gradings, queued together in the session's pool (two run at a time):
     the reference on the first test of every file from the venv under /tmp (the whole suite
     is graded once, by graded_reference), and each of ``WHO`` on ``PART`` from the ``.venv``
     inside the checkout copy."""
-    out = tmp_path_factory.mktemp("venv-gradings")
-    checkout, python = checkout_venv
-    gradings.start("venv under /tmp: reference", python=tmp_venv, impl="reference", tests=first_test_of_every_file())
+    gradings, tmp_python = prefetch.gradings, prefetch.get(tmp_venv.setup)
+    out = prefetch.mktemp("venv-gradings")
+    checkout, python = prefetch.get(checkout_venv.setup)
+    gradings.start("venv under /tmp: reference", python=tmp_python, impl="reference", tests=first_test_of_every_file())
     sub = make_submission(out / "sub", from_reference=tuple(p.name for p in (ROOT / "reference").glob("*.py")))
     for who, request in zip(WHO, ({"impl": "reference"}, {"submission": sub})):
         gradings.start(f".venv inside the checkout: {who}", python=python, cwd=checkout, tests=PART, **request)
+    gradings.wait()
     return gradings
 
 
