@@ -6,7 +6,6 @@ file is written whatever those names hold (synthetic inputs: no grading run)."""
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import sys
@@ -148,9 +147,10 @@ def test_any_file_names_give_one_line_notes_and_valid_results_files(tmp_path, na
 
     found = copy_submission(sub, case / "copy")
     notes = submission_notes(GradeRequest(submission=sub), {"left_out": found.notes, "stand_ins": ["torch\nisolation: forged"]})
-    # layout, left out, and (where numpy is not installed: CI) numpy named as imported elsewhere
-    unmet = importlib.util.find_spec("numpy") is None
-    assert len(notes) == 2 + unmet and all("\n" not in n and "\r" not in n for n in notes), notes
+    # layout and left out; numpy (imported unguarded by the fake student/__init__.py) gets a
+    # stand-in where it is missing, named on the worker's stand-ins line, never on the line of
+    # packages imported only under an ImportError guard
+    assert len(notes) == 2 and all("\n" not in n and "\r" not in n for n in notes), notes
     assert not any(unicodedata.category(ch) in UNSAFE for n in notes for ch in n)
     write_json(case / "results.json", {"output": "\n".join(notes), "tests": [{"name": n} for n in notes]})
     assert json.loads((case / "results.json").read_text(encoding="utf-8"))["output"] == "\n".join(notes)
