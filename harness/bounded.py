@@ -6,13 +6,19 @@ values past ``LARGE`` items or characters this explanation is used instead: both
 the first index where they differ and a short window of each around it.
 
 The explanation is given through pytest's public ``pytest_assertrepr_compare`` hook
-(``harness.plugin``, ``tryfirst``: pytest keeps the first answer). pytest still runs its
-own implementation of the hook as well (its answer is discarded); from pytest 9.2, the
-oldest this project allows, that one takes seconds on such values, not minutes.
+(``harness.plugin``, ``tryfirst``: pytest keeps the first answer). pytest still calls its
+own implementation of the hook too, and some versions (before 9.2) diff the values whole
+there, so :func:`install` also spares that work: it wraps the private function behind it
+and, for a comparison :func:`explain` answers, hands it two tiny stand-in values instead
+(its answer is discarded anyway). That speed-up is guarded: the arguments are bound by the
+original's own signature, and any mismatch or error passes the call through untouched, so a
+pytest whose internals moved gets its own (slower) explanation, never an error.
 """
 
 from __future__ import annotations
 
+import functools
+import inspect
 from collections.abc import Sequence
 from typing import Any
 
@@ -67,3 +73,37 @@ def explain(op: str, left: Any, right: Any) -> list[str] | None:
     lines.append(f"left[{lo}:{hi}]  = {short_repr(left[lo:hi], 200)}")
     lines.append(f"right[{lo}:{hi}] = {short_repr(right[lo:hi], 200)}")
     return lines
+
+
+_STAND_IN = 0  # what pytest's own explanation gets instead of values explain() answers for
+
+
+def install() -> None:
+    """Spare pytest's own explanation the work of diffing values :func:`explain` answers
+    for (idempotent; best effort: does nothing when pytest's internals are laid out
+    otherwise, and never changes a call it cannot read)."""
+    try:
+        from _pytest.assertion import util
+
+        original = util.assertrepr_compare
+        signature = inspect.signature(original)
+        if not {"op", "left", "right"} <= signature.parameters.keys():
+            return
+    except Exception:  # another pytest layout: keep its own explanations
+        return
+    if getattr(original, "_bpe_bounded", False):
+        return
+
+    @functools.wraps(original)
+    def assertrepr_compare(*args, **kwargs):
+        try:
+            bound = signature.bind(*args, **kwargs)
+            if explain(bound.arguments["op"], bound.arguments["left"], bound.arguments["right"]) is not None:
+                bound.arguments["left"] = bound.arguments["right"] = _STAND_IN
+                args, kwargs = bound.args, bound.kwargs
+        except Exception:
+            pass
+        return original(*args, **kwargs)
+
+    assertrepr_compare._bpe_bounded = True  # type: ignore[attr-defined]
+    util.assertrepr_compare = assertrepr_compare

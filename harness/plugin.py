@@ -50,6 +50,7 @@ def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
 
 
 def pytest_configure(config: pytest.Config) -> None:
+    bounded.install()
     config.addinivalue_line("markers", "speed: compares running time with the reference")
     config.stash[keys.CALL_LOG] = CallLog()
     if hasattr(config.hook, "pytest_timeout_set_timer"):  # pytest-timeout is loaded
