@@ -20,7 +20,7 @@ import time
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from harness import ROOT, gpt2_cache, use_shared_tiktoken_cache
+from harness import ROOT, gpt2_cache, hash_seed, use_shared_tiktoken_cache
 from harness.childenv import child_env
 from harness.printable import printable, utf8_safe
 from sandbox import leftovers, proctree
@@ -145,7 +145,7 @@ def suite_env(seed: int) -> dict[str, str]:
     under one seed: the set-order test of special tokens catches the common one whatever the
     seed, and grading with other ``--seed`` values varies the order."""
     return child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # see SUITE_PLUGINS
-                     PYTHONHASHSEED=str(seed % 2**32))
+                     PYTHONHASHSEED=hash_seed(seed))
 
 
 def suite_plugin_options() -> list[str]:

@@ -15,6 +15,12 @@ SHARED_TIKTOKEN_CACHE = ROOT.parent / "shared" / "tiktoken_cache"
 DEFAULT_SEED = 20261122
 
 
+def hash_seed(seed: int) -> str:
+    """``PYTHONHASHSEED`` for a grading's ``seed`` (its range: 0 to 2**32 - 1): the submission
+    runs under it in-process (grader.grade) and in the isolated workers (sandbox.launch) alike."""
+    return str(seed % 2**32)
+
+
 def use_shared_tiktoken_cache() -> None:
     """Point tiktoken at ``../shared/tiktoken_cache`` when it exists (machines without internet)."""
     import os

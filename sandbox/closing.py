@@ -29,8 +29,10 @@ from .uids import root_only_dir
 LOCK_DIR = Path("/run/bpe-grader/closed")
 
 
-def _key(path: str) -> str:
-    return hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+def _files(lock_dir: Path, path: str) -> tuple[Path, Path]:
+    """The lock file and the mode record of a folder, named after its path."""
+    key = hashlib.sha256(path.encode("utf-8", "surrogateescape")).hexdigest()[:40]
+    return lock_dir / f"{key}.lock", lock_dir / f"{key}.mode"
 
 
 class ClosedFolders:
@@ -43,18 +45,19 @@ class ClosedFolders:
     def hold(self, paths: Iterable[str]) -> None:
         """Hold each directory of ``paths`` (before a worker may close it): a shared lock,
         and its present mode recorded unless a record of it exists already."""
-        folder = root_only_dir(self.lock_dir)
+        root_only_dir(self.lock_dir)
         for path in paths:
             if path in self.held:
                 continue
             try:
                 if not stat.S_ISDIR(os.lstat(path).st_mode):
                     continue
-                fd = self._lock(folder / f"{_key(path)}.lock")
+                lock, record = _files(self.lock_dir, path)
+                fd = self._lock(lock)
             except OSError:
                 continue
             self.held[path] = fd
-            self._record(folder / f"{_key(path)}.mode", path)
+            self._record(record, path)
 
     @staticmethod
     def _lock(lock: Path) -> int:
@@ -86,14 +89,15 @@ class ClosedFolders:
         back (if they are still exactly as closing left them). Returns the folders given back."""
         given_back = []
         for path, fd in list(self.held.items()):
+            lock, record = _files(self.lock_dir, path)
             try:
                 fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
             except BlockingIOError:  # another grading still keeps it closed: the last one gives it back
                 pass
             else:
-                if self._give_back(self.lock_dir / f"{_key(path)}.mode", path):
+                if self._give_back(record, path):
                     given_back.append(path)
-                (self.lock_dir / f"{_key(path)}.lock").unlink(missing_ok=True)
+                lock.unlink(missing_ok=True)
             finally:
                 os.close(fd)
                 del self.held[path]

@@ -13,6 +13,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import harness
+
 # the worker's first line of code: read the configuration (one JSON line) from the request
 # pipe whose descriptor is the only argument, then hand over to sandbox.worker.main
 BOOTSTRAP = """\
@@ -44,7 +46,7 @@ def spawn(package: str, work: Path, req_r: int, resp_w: int, out_r: int, out_w: 
         "LANG": "C.UTF-8",
         "LC_ALL": "C.UTF-8",
         "BPE_IMPL": package,
-    } | ({} if hash_seed is None else {"PYTHONHASHSEED": str(hash_seed % 2**32)})
+    } | ({} if hash_seed is None else {"PYTHONHASHSEED": harness.hash_seed(hash_seed)})
     try:
         return subprocess.Popen(
             [sys.executable, "-s", "-P", "-B", "-c", BOOTSTRAP, str(req_r)],
