@@ -8,7 +8,9 @@ on the reference and on each catalogued mutant of the test's part (built once pe
 each under its own package name, loaded in this process). If every call where the
 submission disagrees with the reference gives the submission's exact outcome on a mutant,
 its description is the answer, and the failure gets one more line:
-``this matches a known bug: <description>`` (the grading plugin writes it).
+``this matches a known bug: <description>`` (the grading plugin writes it). A small case can fit
+several bugs alike (one hand-worked encode fits four): on small calls every other mutant of the
+part is tried too, and each that fits is named after the first (``Or, alike on this case: ...``).
 
 Cheap by construction: at most ``MAX_CALLS`` calls, inputs above ``MAX_INPUT`` skipped, and
 a time budget per failure and per session, counted in this process's CPU time (the replays run
@@ -41,6 +43,8 @@ MAX_INPUT = 300_000  # skip calls whose arguments are bigger (characters / items
 TEST_BUDGET = 20.0  # CPU seconds of replay per failing test
 SESSION_BUDGET = 120.0  # CPU seconds of replay per pytest session
 GROUP_MISSES = 3  # failures of a part with no matching mutant before that part is skipped
+MAX_NAMED = 4  # known bugs named for one failure, when a small case fits several alike
+SMALL_CALL = 5_000  # a call this small (see _size) replays on every mutant in no time
 MAX_HANDLES = 8  # tokenizers made for replays kept (each keeps its recipe alive)
 
 
@@ -64,6 +68,12 @@ def _replayable(call: tuple) -> bool:
     if name == "encode_iterable":
         return False
     return _size(args) <= MAX_INPUT and _size(recipe[1]) <= 10 * MAX_INPUT
+
+
+def _small(wrong: list) -> bool:
+    """Whether every wrong call and the tokenizer it was made on are small enough that the
+    other mutants of the part can be tried too (a GPT-2-sized vocabulary is not)."""
+    return all(_size(call[2] if call[0] == "call" else (call[1][1], call[3])) <= SMALL_CALL for call, _ in wrong)
 
 
 def _same(a: Any, b: Any) -> bool:
@@ -119,32 +129,40 @@ class Replayer:
         except Exception as err:  # the outcome of a call may be an exception
             return err
 
-    def diagnose(self, group: str | None, records: list) -> Mutant | None:
+    def diagnose(self, group: str | None, records: list) -> list[Mutant]:
+        """The catalogued bugs of ``group`` that give every wrong outcome in ``records``: the
+        first found, and on small inputs (:func:`_small`) every other one too (up to
+        ``MAX_NAMED``), since a small case can fit several bugs alike."""
         if self.spent > SESSION_BUDGET or not records:
-            return None
+            return []
         start = time.process_time()
         try:
             candidates = [m for m in CATALOGUE if m.group == group]
             if not candidates or self.misses.get(group, 0) >= GROUP_MISSES:
-                return None
+                return []
             recent = [r for r in records[-MAX_CALLS:] if _replayable(r[0])]
             if any(isinstance(got, Large) for _, got in recent):
-                return None  # a result too large to keep: no catalogued bug returns one
+                return []  # a result too large to keep: no catalogued bug returns one
             wrong = [(call, got) for call, got in recent if not _same(got, self.run(None, call))]
             if not wrong:
-                return None
+                return []
             # Mutants named after the wrong call (decode_*, merge_*) first: each mutant tried
             # may have to build a GPT-2-sized tokenizer, and the budget is per failure.
             names = {(c[2] if c[0] == "method" else c[1].removeprefix("run_")) for c, _ in wrong}
             candidates.sort(key=lambda m: (m is not self.last.get(group), not any(n in m.name for n in names)))
+            matched: list[Mutant] = []
             for mutant in candidates:
-                if time.process_time() - start > TEST_BUDGET:
+                if time.process_time() - start > TEST_BUDGET or (matched and not _small(wrong)):
                     break
                 if all(_same(got, self.run(mutant, call)) for call, got in wrong):
-                    self.last[group] = mutant
-                    return mutant
+                    matched.append(mutant)
+                    if len(matched) == MAX_NAMED:
+                        break
+            if matched:
+                self.last[group] = matched[0]
+                return matched
             self.misses[group] = self.misses.get(group, 0) + 1
-            return None
+            return []
         finally:
             self.spent += time.process_time() - start
 
@@ -160,11 +178,20 @@ def diagnose(group: str | None, records: list | None) -> str | None:
     try:
         if _replayer is None:
             _replayer = Replayer()
-        mutant = _replayer.diagnose(group, records)
+        mutants = _replayer.diagnose(group, records)
     except Exception:  # never let the diagnosis break a report
         return None
     except BaseException as err:  # not even the test's time limit striking during a replay
         if isinstance(err, TimeLost):  # (not an Exception: uncaught, an INTERNALERROR ends the run)
             return None
         raise
-    return mutant.description if mutant else None
+    return describe(mutants)
+
+
+def describe(mutants: list[Mutant]) -> str | None:
+    """One text for the known bugs a failure matches: the first one's description, then each
+    other's, as what this case cannot tell apart from it."""
+    if not mutants:
+        return None
+    others = "".join(f" Or, alike on this case: {m.description}" for m in mutants[1:])
+    return mutants[0].description + others

@@ -35,6 +35,16 @@ TOKENIZING: tuple[Mutant, ...] = (
          '        parts = [bytes([b]) for b in word.encode("utf-8")]\n'),
     ),
     tokenizer(
+        "encode_whole_pretoken_from_vocab",
+        "encode takes a pre-token found whole in the vocabulary as its one id without applying "
+        "the merges (tiktoken's shortcut: right only where the merges build every token of the "
+        "vocabulary before any longer one, as GPT-2's do).",
+        ('        parts = [bytes([b]) for b in word.encode("utf-8")]\n',
+         '        if word.encode("utf-8") in self._m_ids:\n'
+         '            return [self._m_ids[word.encode("utf-8")]]\n'
+         '        parts = [bytes([b]) for b in word.encode("utf-8")]\n'),
+    ),
+    tokenizer(
         "encode_across_pretokens",
         "encode splits the text on whitespace only instead of with the GPT-2 pattern, so merges "
         "cross pre-token boundaries (e.g. a word and the punctuation after it).",
