@@ -8,6 +8,7 @@ runs it from its private copy of the harness and the sandbox (``selftests/test_w
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import sys
@@ -58,7 +59,45 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
         spec.loader.exec_module(module)
         return module
 
-    return import_tolerating_missing(load, code_dir, scoped=scoped)
+    if not (scoped and folder):
+        return import_tolerating_missing(load, code_dir, scoped=scoped)
+    with _folder_as_its_own_package(code_dir, folder.split("/")[0]):
+        return import_tolerating_missing(load, code_dir, scoped=scoped)
+
+
+def _is_under(module: ModuleType, folder: str) -> bool:
+    origin = getattr(module, "__file__", None) or ""
+    paths = list(getattr(module, "__path__", None) or ())
+    return any(os.path.realpath(p).startswith(folder + os.sep) or os.path.realpath(p) == folder for p in [origin, *paths] if p)
+
+
+@contextlib.contextmanager
+def _folder_as_its_own_package(code_dir: str, top: str) -> Iterator[None]:
+    """While a submission's adapters import in a process with other work (in-process grading),
+    ``top`` (``tests`` in a CS336 layout) names the submission's own folder, as it does where
+    the submission runs and in the isolated worker, not the package of that name this process
+    imported (the harness's ``tests``): ``from tests.common import X`` gets the submission's
+    ``tests/common.py``. Afterwards this process's modules of that name are back, and the
+    submission keeps what it bound."""
+    folder = os.path.realpath(os.path.join(code_dir, top))
+    ours = {m: sys.modules[m] for m in list(sys.modules) if (m == top or m.startswith(top + ".")) and not _is_under(sys.modules[m], folder)}
+    for name in ours:
+        del sys.modules[name]
+    try:
+        if top not in sys.modules and os.path.isdir(folder):  # found first even where an entry of sys.path
+            init = os.path.join(folder, "__init__.py")  # later holds a regular package of that name
+            if os.path.isfile(init):
+                spec = importlib.util.spec_from_file_location(top, init, submodule_search_locations=[folder])
+                package = sys.modules[top] = importlib.util.module_from_spec(spec)
+                spec.loader.exec_module(package)
+            else:
+                package = sys.modules[top] = types.ModuleType(top)
+                package.__path__ = [folder]
+        yield
+    finally:
+        for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+            del sys.modules[name]
+        sys.modules.update(ours)
 
 
 def close(items: Iterator[Any]) -> None:
