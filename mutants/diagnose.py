@@ -82,6 +82,35 @@ def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
 
 
+PREFIX = "bpe-diagnosis-"
+
+
+def make_folder() -> Path:
+    """The folder this process builds mutants in, removed when it exits. In a grading, inside
+    the grading's own temporary folder, which grade removes however this process ends (killed,
+    it runs no atexit); in a plain pytest run, in TMPDIR, named after this process (pid and
+    start time), and the folders there of processes of this user that are gone (killed ones)
+    are removed first."""
+    parent = os.environ.get(leftovers.STATE_ENV) or tempfile.gettempdir()
+    remove_orphans(Path(parent))
+    pid = os.getpid()
+    folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{leftovers.start_time(pid)}-", dir=parent))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
+
+
+def remove_orphans(parent: Path) -> None:
+    """Remove the diagnosis folders in ``parent`` of this user whose process is gone."""
+    for folder in parent.glob(PREFIX + "*-*-*"):
+        pid, start = folder.name.removeprefix(PREFIX).split("-")[:2]
+        try:
+            if folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.geteuid() \
+                    and str(leftovers.start_time(int(pid))) != start:
+                shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
 class Replayer:
     """Backends of the reference and of the mutants, with their tokenizer objects cached."""
 
@@ -100,10 +129,7 @@ class Replayer:
         name = "reference" if mutant is None else mutant.name
         if name not in self.backends:
             if self.dir is None:
-                # in a grading, inside its own temporary folder, which grade removes however
-                # this process ends (killed, it runs no atexit); in a plain pytest run, TMPDIR
-                self.dir = Path(tempfile.mkdtemp(prefix="bpe-diagnosis-", dir=os.environ.get(leftovers.STATE_ENV) or None))
-                atexit.register(shutil.rmtree, self.dir, True)
+                self.dir = make_folder()
             package = f"bpe_mutant_{mutant.name}"
             build(mutant, self.dir / mutant.name, package=package)
             self.backends[name] = self._local(package, self.dir / mutant.name)

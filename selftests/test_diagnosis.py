@@ -8,6 +8,7 @@ would) on the public test file of its part, stopping at the first failure.
 from __future__ import annotations
 
 import os
+import shutil
 import signal
 import subprocess
 import sys
@@ -227,3 +228,27 @@ def test_the_diagnosis_leaves_nothing_behind_when_the_test_process_is_killed(tmp
     assert overlapping and diagnosis in overlapping[0]["output"], run.context()  # diagnosed
     assert "the test run stopped early" in run.results["output"], run.context()  # then killed
     assert [n for n in run.left if not n.startswith("pytest-of-")] == [], run.context()
+
+
+def test_a_plain_run_removes_the_diagnosis_folders_of_killed_runs_only(tmp_path, monkeypatch):
+    """A plain pytest run killed after a diagnosis leaves its mutants folder (no atexit): the
+    next diagnosis in that TMPDIR removes the folders of processes that are gone, never those
+    of a process still running or another user's."""
+    from mutants import diagnose as D
+    from sandbox import leftovers
+
+    gone = subprocess.Popen([sys.executable, "-c", "pass"])
+    gone.wait()
+    dead = tmp_path / f"{D.PREFIX}{gone.pid}-1-abc"
+    alive = tmp_path / f"{D.PREFIX}{os.getppid()}-{leftovers.start_time(os.getppid())}-def"
+    other = tmp_path / "bpe-diagnosis-unrelated"
+    for folder in (dead, alive, other):
+        (folder / "m").mkdir(parents=True)
+    monkeypatch.delenv(leftovers.STATE_ENV, raising=False)
+    monkeypatch.setattr(D.tempfile, "tempdir", str(tmp_path))
+    made = D.make_folder()
+    try:
+        assert not dead.exists() and alive.exists() and other.exists()
+        assert made.parent == tmp_path and made.name.startswith(f"{D.PREFIX}{os.getpid()}-")
+    finally:
+        shutil.rmtree(made)
