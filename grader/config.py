@@ -92,6 +92,7 @@ class Config:
     forbidden_modules: tuple[str, ...] = key(FORBIDDEN_MODULES, "top-level modules the sandboxed worker cannot import (`[]`: none)")
     isolation: IsolationLimits = key(IsolationLimits(), "limits of the worker that runs submitted code", name="isolation")
     paths: tuple[str, ...] = key(DEFAULT_PATHS, "test folders or files run, relative to the repository")
+    install_declared: bool = key(False, "install what the submission declares (`pyproject.toml`, `requirements.txt`, at its `uv.lock`'s versions) and grading lacks, for its grading only: wheels, never torch ([isolation](isolation.md); `grade --[no-]install-declared` overrides it); `false`: stand-ins")
 
     def seed_for(self, submission: str) -> int:
         """The seed of the randomized cases: fixed, or derived from the submission's name."""
@@ -167,6 +168,11 @@ class _Doc:
             raise self.fail(f"expected {kind}, got {value!r}", f"write {kind} such as 10")
         if value < minimum:
             raise self.fail(f"{value!r} is below {minimum:g}", f"use {kind} of at least {minimum:g}")
+        return value
+
+    def boolean(self) -> bool:
+        if type(value := self.scalar()) is not bool:
+            raise self.fail(f"expected true or false, got {value!r}", "write true or false")
         return value
 
     def string(self, choices: tuple[str, ...] | None = None) -> str:
@@ -360,14 +366,14 @@ def load_config(path: str | Path) -> Config:
     """Read and validate ``grading.yaml``; ``ConfigError`` (one line) on any problem."""
     path = Path(path)
     top = _Doc(path, _read_yaml(path), "").mapping(
-        {k: "" for k in ("version", "total", "timeout", "budget", "timeouts_in_a_row", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "forbidden_modules", "paths", "groups")}
+        {k: "" for k in ("version", "total", "timeout", "budget", "timeouts_in_a_row", "visibility", "hidden_visibility", "hidden_output", "seed", "speed", "isolation", "forbidden_modules", "paths", "install_declared", "groups")}
     )
     if "groups" not in top:
         raise ConfigError(f"{path}:1: no `groups:`; list the test groups and their points")
     if "version" in top and top["version"].scalar() != 1:
         raise top["version"].fail(f"version {top['version'].scalar()!r} is not supported", "write `version: 1`")
     read = {"timeout": lambda d: d.number(0.1), "visibility": lambda d: d.string(VISIBILITIES),
-            "hidden_visibility": lambda d: d.string(VISIBILITIES), "hidden_output": lambda d: d.string(HIDDEN_OUTPUT)}
+            "hidden_visibility": lambda d: d.string(VISIBILITIES), "hidden_output": lambda d: d.string(HIDDEN_OUTPUT), "install_declared": lambda d: d.boolean()}
     keys = {k: read(top[k]) for k, read in read.items() if k in top}  # the keys set; the rest: Config's defaults
     keys |= _seed(top) | _speed(top) | _isolation(top) | _forbidden(path, top)
     groups, total = _groups(top)

@@ -27,11 +27,12 @@ from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
+from .install import for_grading, installing
 from .intake import CS336_EXTRA, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import DEFAULT_POLICY
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .journal import journal_path, replay
-from .report import GRADING_TIME, GradeReport, ReportError, RunReport, read_run_report, write_grade_report
+from .report import GRADING_TIME, GradeReport, ReportError, RunReport, breaker_notes, read_run_report, write_grade_report
 from .formats import failure_json, gradescope_json, plain_report, table, write_json, write_junit
 from .scoring import score_report
 
@@ -154,9 +155,9 @@ def suite_plugin_options() -> list[str]:
     return [arg for plugin in SUITE_PLUGINS if importlib.util.find_spec(plugin) is not None for arg in ("-p", plugin)]
 
 
-def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, paths: tuple[str, ...] = DEFAULT_PATHS) -> list[str]:
+def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, paths: tuple[str, ...] = DEFAULT_PATHS, packages: Path | None = None) -> list[str]:
     """The test run's command; ``policy``: the loaded grading policy, passed down
-    (:func:`grader.config.write_policy`); ``paths``: the policy's test paths (``--tests`` replaces them). The plugins (grading, sandbox) are loaded by the
+    (:func:`grader.config.write_policy`); ``paths``: the policy's test paths (``--tests`` replaces them); ``packages``: see :mod:`grader.install`. The plugins (grading, sandbox) are loaded by the
     ``addopts`` of the ``pyproject.toml`` given with ``-c``, the installed ones the suite
     uses by name (:data:`SUITE_PLUGINS`; it runs without plugin autoloading)."""
     cmd = [
@@ -168,6 +169,7 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, pat
     cmd += suite_plugin_options()
     if req.submission is not None:
         cmd += ["--submission", str(req.submission)]
+    cmd += ["--submission-packages", str(packages)] if packages is not None else []
     if req.tests:
         cmd.append("--grading-partial")
     if isolated(req):
@@ -271,11 +273,12 @@ def _grade(req: GradeRequest, started: float) -> int:
     if refused is not None:
         return refused
     seed = config.seed_for(name)
-    ran = _run_suite(req, config, seed, started)
+    with for_grading(req, config, lambda text: _say(req, text)) as packages:  # removed when the test run has ended
+        ran = _run_suite(req, config, seed, started, packages.path)
     if isinstance(ran, int):
         return ran
     code, report, tmp = ran
-    scrub = redact.for_grading(ROOT, req.submission, req.results, tmp)
+    scrub = redact.for_grading(ROOT, req.submission, req.results, tmp, packages.path)
     for test in report.tests:
         test.output = scrub(test.output)
         test.properties = {k: scrub(v) if type(v) is str else v for k, v in test.properties.items()}
@@ -283,7 +286,7 @@ def _grade(req: GradeRequest, started: float) -> int:
         test.load_error = scrub(test.load_error) if test.load_error is not None else None
     if report.error is not None:
         return fail(req, report.error, EXIT_CONFIG, started)
-    written = _write_results(req, config, report, code, seed, scrub, started)
+    written = _write_results(req, config, report, code, seed, scrub, started, packages.notes)
     stopped_by = code.signal if isinstance(code, RunStopped) else None
     return 128 + stopped_by if stopped_by is not None else written
 
@@ -310,8 +313,8 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     return None
 
 
-def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> tuple[int | RunStopped, RunReport, Path] | int:
-    """Run the suite in a pytest subprocess: its exit status (or why it was stopped, see
+def _run_suite(req: GradeRequest, config: Config, seed: int, started: float, packages: Path | None) -> tuple[int | RunStopped, RunReport, Path] | int:
+    """Run the suite in a pytest subprocess (``packages``: installed for the submission): its exit status (or why it was stopped, see
     :func:`run_tests`), its report and the temporary folder it ran in (gone by now); or the
     exit status of a failure, results written."""
     env = suite_env(seed)
@@ -320,7 +323,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")
     with tempfile.TemporaryDirectory(prefix="bpe-grade-") as tmp:
         report_path = Path(tmp) / "report.json"
-        cmd = pytest_command(req, write_policy(config, Path(tmp) / "policy.pickle"), report_path, seed, config.paths)
+        cmd = pytest_command(req, write_policy(config, Path(tmp) / "policy.pickle"), report_path, seed, config.paths, packages)
         cmd += ["--basetemp", str(Path(tmp) / "pytest")]  # the tests' files go with the rest
         run_ends = started + req.max_time - _share(WRAP_UP, req.max_time) - _share(RUN_MARGIN, req.max_time)
         cmd += ["--grading-deadline", f"{time.time() + run_ends - time.monotonic():.3f}", "--grading-budget", f"{req.max_time:g}"]
@@ -349,20 +352,8 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float) -> 
     return code, report, Path(tmp)
 
 
-def breaker_notes(report: RunReport) -> list[str]:
-    """What the circuit breaker did (:mod:`harness.breaker`): ``run_merge timed out on 3 tests
-    in a row; the 40 other tests that call it were not run``, one line per function."""
-    skipped: dict[str, int] = {}
-    for test in report.tests:
-        summary = test.properties.get("not_called")
-        if type(summary) is str:
-            skipped[summary] = skipped.get(summary, 0) + 1
-    return [f"{summary}; " + (f"the {n} other tests that call it were not run" if n != 1 else "the 1 other test that calls it was not run")
-            for summary, n in skipped.items()]
-
-
-def _write_results(req: GradeRequest, config: Config, report: RunReport, code: int | RunStopped, seed: int, scrub, started: float) -> int:
-    """Score the report, write the results files and print the summary."""
+def _write_results(req: GradeRequest, config: Config, report: RunReport, code: int | RunStopped, seed: int, scrub, started: float, installed: tuple[str, ...] = ()) -> int:
+    """Score the report, write the results files and print the summary (``installed``: :mod:`grader.install`'s notes)."""
     groups = score_report(config, report)
     summary = table(groups)
     notes = [f"seed {seed}"]
@@ -370,7 +361,7 @@ def _write_results(req: GradeRequest, config: Config, report: RunReport, code: i
         notes.append(f"policy: {Path(req.config).name}")
     if req.tests:
         notes.append(f"partial grade: only {' '.join(req.tests)}")
-    layout = submission_notes(req, report.submission)
+    layout = submission_notes(req, report.submission, installing=installing(req, config)) + list(installed)
     notes += unwrapped_note(req) + layout
     if report.isolation:
         notes.append(f"isolation: {report.isolation}")

@@ -240,11 +240,12 @@ def python_requirement_note(root: Path, running: tuple[int, ...] | None = None) 
             "code that needs a newer Python fails here for that reason alone (grade with a Python it accepts)")
 
 
-def submission_notes(req, loaded: object) -> list[str]:
+def submission_notes(req, loaded: object, installing: bool = False) -> list[str]:
     """Lines saying which layout was detected, what the copy left out and which packages the
     submission imports that are not installed here (the report's ``layout``): escaped and cut
     (``printable``), a package named only if the submission's own source imports it
-    (``missing_packages``)."""
+    (``missing_packages``), said when the submission declares it (:func:`grader.declared.declares`)
+    and, unless this grading tried (``installing``), that ``grade --install-declared`` installs it."""
     from harness import ROOT
     from harness.submission import detect_layout, listed, missing_packages
 
@@ -264,6 +265,7 @@ def submission_notes(req, loaded: object) -> list[str]:
         starter = [n for n in missing if n in CS336_EXTRA]
         hint = (f"; {', '.join(starter)}: in CS336's environment, installed by `pip install -e .[cs336]` where grading runs"
                 if starter else "")
+        hint += declared_hint(req.submission, missing, installing) if req.submission is not None else ""
         notes.append(
             f"not installed where grading runs: {', '.join(missing)} (imported by the submission; "
             f"a stand-in takes its place, and code that uses it fails{hint})"
@@ -276,6 +278,26 @@ def submission_notes(req, loaded: object) -> list[str]:
             "there the import raises ImportError, so a fallback for it runs as it would where it is not installed)"
         )
     return notes
+
+
+def declared_hint(root: Path, missing: list[str], installing: bool) -> str:
+    """The part of the missing-packages line naming those the submission declares (its
+    ``pyproject.toml``, ``requirements.txt`` or ``uv.lock``): they work at home, so the
+    instructor knows the lost points are the environment's, and how to grade with them
+    (unless this grading tried, ``installing``); those never installed for grading said apart."""
+    from .declared import declares
+    from .install import never_installed
+
+    mine = [n for n in missing if declares(Path(root), n)]
+    kept = [n for n in mine if never_installed(n)]
+    can = [n for n in mine if n not in kept]
+    out = ""
+    if can:
+        how = "" if installing else ", `grade --install-declared` installs " + ("it" if len(can) == 1 else "them") + " for the grading"
+        out += f"; {', '.join(can)}: declared by the submission (installed where its author runs it){how}"
+    if kept:
+        out += f"; {', '.join(kept)}: declared, never installed for grading (a stand-in by design)"
+    return out
 
 
 def unmet_imports(root: Path, stood_in: list[str]) -> list[str]:

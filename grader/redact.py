@@ -42,11 +42,14 @@ class Redactor:
         return text
 
 
-def for_grading(harness: Path, submission: Path | None, results: Path, report_dir: Path | None) -> Redactor:
+def for_grading(harness: Path, submission: Path | None, results: Path, report_dir: Path | None,
+                packages: Path | None = None) -> Redactor:
     """The redactor of one grading: the submission's own paths made relative; the folder
     holding it (other students' submissions in a batch), the harness checkout and the
-    folder holding it, the results and the report folders hidden."""
+    folder holding it, the results and the report folders and the packages installed for
+    the grading (``grade --install-declared``) hidden."""
     folders: list[tuple[Path | None, str]] = [
+        (packages, "<packages>"),
         (report_dir, "<grading>"),
         (results.parent.resolve(), "<results>"),
     ]

@@ -282,3 +282,15 @@ def read_grade_report(path: Path) -> GradeReport:
 def grade_report_from_data(data: Any, source: str = "the report") -> GradeReport:
     """A plain report from parsed JSON (``source`` names it in a :class:`ReportError`)."""
     return _typed(Path(source), "the report", GradeReport, data)
+
+
+def breaker_notes(report: RunReport) -> list[str]:
+    """What the circuit breaker did (:mod:`harness.breaker`): ``run_merge timed out on 3 tests
+    in a row; the 40 other tests that call it were not run``, one line per function."""
+    skipped: dict[str, int] = {}
+    for test in report.tests:
+        summary = test.properties.get("not_called")
+        if type(summary) is str:
+            skipped[summary] = skipped.get(summary, 0) + 1
+    return [f"{summary}; " + (f"the {n} other tests that call it were not run" if n != 1 else "the 1 other test that calls it was not run")
+            for summary, n in skipped.items()]

@@ -28,6 +28,7 @@ class GradeRequest:
     junit: Path | None = None  # also write JUnit XML here
     config: Path | str | None = None  # a path or a policy name; None: chosen by the layout (grader.policies.policy_path)
     isolate: bool | None = None  # None: isolate when the isolation backend is available
+    install_declared: bool | None = None  # None: the policy's `install_declared`
     max_time: float | None = None  # the grading's time budget, seconds (None: the policy's `budget`)
     quiet: bool = False  # print nothing but errors
     report: Path | None = None  # also write a plain JSON report (durations, full outputs) here
@@ -52,7 +53,7 @@ class GradeRequest:
                 continue
             flag = option(f.name)
             if type(value) is bool:
-                out.append(flag if value else f"--no-{f.name}")  # only --isolate has a --no- form
+                out.append(flag if value else "--no-" + flag[2:])  # the booleans that may be None have a --no- form
             else:
                 out += [flag, _text(value)]
         return out + (["--tests", *self.tests] if self.tests else [])
@@ -94,6 +95,9 @@ HELP = {
     "junit": "also write JUnit XML here",
     "config": "grading policy: a file, or a policy name (`default`, `cs336`: grader.policies.NAMED_POLICIES); "
               "without it, the one the submission's layout selects (grading-cs336.yaml for a CS336-layout repository)",
+    "install_declared": "install the packages the submission declares (its pyproject.toml, requirements.txt; at its uv.lock's "
+                        "versions) that grading lacks, for this grading only (wheels only; torch and the GPU stack never): "
+                        "docs/isolation.md; default: the policy's `install_declared`",
     "max_time": "the grading's time budget, seconds (default: the policy's `budget`)",
     "quiet": "print nothing but errors",
     "report": "also write a plain JSON report (per-test durations, full outputs) here",
@@ -116,6 +120,11 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
     iso.add_argument(option("isolate"), dest="isolate", action="store_true", default=d.isolate,
                      help="run submitted code in sandboxed workers (default when the sandbox is available)")
     iso.add_argument("--no-isolate", dest="isolate", action="store_false", help="run submitted code in the test process (debugging)")
+    install = parser.add_mutually_exclusive_group()
+    install.add_argument(option("install_declared"), dest="install_declared", action="store_true", default=d.install_declared,
+                         help=HELP["install_declared"])
+    install.add_argument("--no-install-declared", dest="install_declared", action="store_false",
+                         help="never install them, whatever the policy says (they get stand-ins)")
     parser.add_argument(option("max_time"), type=float, default=d.max_time, help=HELP["max_time"])
     parser.add_argument(option("quiet"), action="store_true", default=d.quiet, help=HELP["quiet"])
     parser.add_argument(option("report"), type=Path, default=d.report, help=HELP["report"])

@@ -48,9 +48,12 @@ class BrokenImplementation(AssertionError, Broken):
     """``adapters.py`` (or what it imports) could not be loaded at all."""
 
 
-def load_adapters(impl: str = "student", root: Path | str | None = None, facts: dict | None = None) -> ModuleType:
+def load_adapters(impl: str = "student", root: Path | str | None = None, facts: dict | None = None,
+                  packages: str | None = None) -> ModuleType:
     """Load the adapters file of ``root`` (default: this repository; ``adapters.py``, or
-    ``tests/adapters.py`` in a CS336-layout repository) with ``BPE_IMPL=impl``. Packages it
+    ``tests/adapters.py`` in a CS336-layout repository) with ``BPE_IMPL=impl``. ``packages``:
+    a folder of packages installed for the submission (``grade --install-declared``), put last on
+    ``sys.path`` (a plain entry: no ``.pth`` file in it is processed). Packages it
     imports that are neither in ``root`` nor installed get stand-ins (:mod:`harness.stand_ins`),
     which the submission keeps and this process's other imports never see.
     For a submission, ``facts`` gets its ``layout`` and ``stand_ins`` (the names stood in).
@@ -73,6 +76,8 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
                 del sys.modules[name]
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
+    if packages and packages not in sys.path:
+        sys.path.append(packages)
     previous = os.environ.get(IMPL_ENV)
     os.environ[IMPL_ENV] = impl
     try:
@@ -92,11 +97,11 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
 class LocalBackend:
     """Runs the implementation in this process: prints, breakpoints and tracebacks work."""
 
-    def __init__(self, impl: str = "student", root: Path | str | None = None) -> None:
+    def __init__(self, impl: str = "student", root: Path | str | None = None, packages: str | None = None) -> None:
         self.label = impl
         self.impl, self.root = impl, root
         self.facts: dict[str, object] = {}  # how the submission was loaded (see load_adapters)
-        self.dispatch = Dispatcher(functools.partial(load_adapters, impl, root, facts=self.facts))
+        self.dispatch = Dispatcher(functools.partial(load_adapters, impl, root, facts=self.facts, packages=packages))
 
     @property
     def adapters(self) -> ModuleType:

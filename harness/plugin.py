@@ -1,7 +1,8 @@
 """The pytest plugin: chooses the implementation under test and shapes failure messages.
 
 Options: ``--impl student|reference`` (default: ``$BPE_IMPL`` or ``student``),
-``--submission DIR`` (another checkout laid out like this repository), ``--seed N`` for
+``--submission DIR`` (another checkout laid out like this repository), ``--submission-packages
+DIR`` (packages installed for it alone, ``grade --install-declared``), ``--seed N`` for
 randomized cases. Failures caused by unimplemented code, an ``adapters.py`` that does not
 import, or a result of the wrong type are reported as one readable line each.
 
@@ -37,6 +38,11 @@ def pytest_addoption(parser: pytest.Parser) -> None:
         help="implementation under test: the student/ package (default) or reference/",
     )
     group.addoption("--submission", default=None, metavar="DIR", help="test another checkout laid out like this one")
+    group.addoption(
+        "--submission-packages", default=None, metavar="DIR",
+        help="packages installed for the submission alone (grade --install-declared): on its sys.path after the "
+             "environment's own entries, a plain entry, never a site directory (no .pth file in it is processed)",
+    )
     group.addoption(
         "--seed",
         type=int,
@@ -114,7 +120,8 @@ def make_backend(config: pytest.Config, which: str) -> impl_mod.Backend:
     if backend is None and which == "reference":
         backend = impl_mod.LocalBackend("reference")
     elif backend is None:
-        backend = impl_mod.LocalBackend(config.getoption("impl"), config.getoption("submission"))
+        backend = impl_mod.LocalBackend(config.getoption("impl"), config.getoption("submission"),
+                                        packages=config.getoption("submission_packages"))
     if which == "submission":
         config.stash[keys.LOADED] = backend.facts
     return backend

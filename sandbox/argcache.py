@@ -1,7 +1,10 @@
-"""Large arguments sent to a worker once and then referenced (GPT-2's vocabulary and merges go
-to every tokenizer made from them)."""
+"""Arguments of calls into a worker: large ones sent once and then referenced (GPT-2's
+vocabulary and merges go to every tokenizer made from them), and the changes a call made to
+its list or dict arguments applied to the caller's own (:func:`change_in_place`)."""
 
 from __future__ import annotations
+
+from typing import Any
 
 from .channel import fast_dumps, plain_copy
 
@@ -53,3 +56,22 @@ class ArgumentCache:
                 continue
             args[i] = None
         return args, refs
+
+
+def change_in_place(originals: list, changed: Any, proc: Any) -> None:
+    """The caller's list or dict arguments changed as the submission changed its copies in the
+    worker (``changed``: ``[position, new value]`` pairs): the same outcome as in-process."""
+    if type(changed) is not list:
+        raise proc.violation("sent changed arguments that are not a list")
+    for entry in changed:
+        if not (type(entry) is list and len(entry) == 2 and type(entry[0]) is int and 0 <= entry[0] < len(originals)):
+            raise proc.violation("sent a changed argument for no argument given")
+        position, value = entry
+        original = originals[position]
+        if type(original) is not type(value) or type(original) not in (list, dict):
+            raise proc.violation(f"sent a changed argument {position + 1} of another type")
+        if type(original) is list:
+            original[:] = value
+        else:
+            original.clear()
+            original.update(value)

@@ -16,7 +16,7 @@ from harness import submission as S
 from harness.impl import ROOT, BrokenImplementation
 
 from . import hiding, proctree, registry
-from .argcache import ArgumentCache
+from .argcache import ArgumentCache, change_in_place
 from .channel import default_spin, encode
 from .closing import ClosedFolders
 from .failures import WorkerDied, WorkerFailure
@@ -51,6 +51,7 @@ class WorkerBackend:
         forbidden: Iterable[str] | None = None,
         namespaces: bool = True,
         hash_seed: int | None = None,
+        packages: str | Path | None = None,
     ) -> None:
         self.package = impl
         # modules the worker cannot import (grading.yaml forbidden_modules; None: the defaults)
@@ -58,6 +59,7 @@ class WorkerBackend:
         self.private_root = private_root  # False: as in a container that refuses mount namespaces
         self.namespaces = namespaces  # False: not root and no user namespaces, as where the kernel refuses them
         self.hash_seed = hash_seed  # the workers' PYTHONHASHSEED: their sets' order the same every run
+        self.packages = str(Path(packages).resolve()) if packages else None  # grade --install-declared's, last on its path
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()
         if self.source_root == ROOT:  # this checkout: only adapters.py and the package in use
@@ -97,10 +99,10 @@ class WorkerBackend:
         return hiding.keep_out(self.source_root, self.extra_hide)
 
     def python(self) -> tuple[list[str], list[str]]:
-        """The worker's ``sys.path`` from this environment and the directories it needs
-        (:func:`sandbox.pyenv.worker_python`), computed once per backend."""
+        """The worker's ``sys.path`` from this environment, then the packages installed for the
+        submission, and the directories it needs (:func:`sandbox.pyenv.worker_python`), computed once per backend."""
         if self._python is None:
-            self._python = worker_python(self.keep_out())
+            self._python = worker_python(self.keep_out(), [self.packages] if self.packages is not None else [])
         return self._python
 
     def _spec(self) -> WorkerSpec:
@@ -379,21 +381,3 @@ class WorkerBackend:
         if stream is not None:
             stream.abort()
 
-
-def change_in_place(originals: list, changed: Any, proc: WorkerProcess) -> None:
-    """The caller's list or dict arguments changed as the submission changed its copies in the
-    worker (``changed``: ``[position, new value]`` pairs): the same outcome as in-process."""
-    if type(changed) is not list:
-        raise proc.violation("sent changed arguments that are not a list")
-    for entry in changed:
-        if not (type(entry) is list and len(entry) == 2 and type(entry[0]) is int and 0 <= entry[0] < len(originals)):
-            raise proc.violation("sent a changed argument for no argument given")
-        position, value = entry
-        original = originals[position]
-        if type(original) is not type(value) or type(original) not in (list, dict):
-            raise proc.violation(f"sent a changed argument {position + 1} of another type")
-        if type(original) is list:
-            original[:] = value
-        else:
-            original.clear()
-            original.update(value)

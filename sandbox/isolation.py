@@ -82,9 +82,10 @@ def forbidden_for(config: Any) -> tuple[str, ...]:
 
 def backend_for(config: Any, which: str) -> "WorkerBackend":
     """The worker backend of ``which`` ("submission" or "reference") for a pytest session; its
-    workers' hash seed is the session's ``--seed``."""
+    workers' hash seed is the session's ``--seed``; the submission's also sees the packages
+    installed for it (``--submission-packages``)."""
     limits, forbidden, seed = limits_for(config), forbidden_for(config), config.getoption("seed")
     if which == "reference":
         return WorkerBackend("reference", None, limits, label="reference", forbidden=forbidden, hash_seed=seed)
     return WorkerBackend(config.getoption("impl"), config.getoption("submission"), limits, forbidden=forbidden,
-                         hash_seed=seed)
+                         hash_seed=seed, packages=config.getoption("submission_packages", None))

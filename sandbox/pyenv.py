@@ -54,9 +54,11 @@ def prefixes() -> list[Path]:
     return sorted(found)
 
 
-def worker_python(keep_out: Iterable[Path]) -> tuple[list[str], list[str]]:
+def worker_python(keep_out: Iterable[Path], extra: Iterable[str] = ()) -> tuple[list[str], list[str]]:
     """``(path, dirs)``: the worker's ``sys.path`` entries taken from this environment, in
-    order, and the directories its private root must show read-only (those entries, the
+    order, then ``extra`` (packages installed for the submission alone, ``grade
+    --install-declared``: plain entries, never site directories, so no ``.pth`` file in them is
+    processed), and the directories its private root must show read-only (those entries, the
     installation folders and the interpreter's own directory).
 
     ``keep_out`` are folders whose contents the worker must not see (the harness checkout,
@@ -79,6 +81,7 @@ def worker_python(keep_out: Iterable[Path]) -> tuple[list[str], list[str]]:
         if any(_within(real, k) for k in keep) and not any(_within(real, p) for p in installs):
             continue
         path.append(str(real))
+    path += [str(_real(e)) for e in extra if str(_real(e)) not in path]
     exe = Path(sys.executable)
     dirs = {*(p for p in path if os.path.isdir(p)), *map(str, installs), str(exe.parent.resolve()), str(_real(exe).parent)}
     return path, sorted(dirs, key=len)

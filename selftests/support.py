@@ -76,7 +76,7 @@ def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = N
           quiet: bool = False, self_checked: bool = False, junit: bool = False, report: bool = False,
           private_tmp: bool = False, side_by_side: bool = False, timeout: float = 900, python: str | Path | None = None,
           cwd: Path = ROOT, env: Mapping[str, str] | None = None, run_as: Callable[[list[str]], list[str]] | None = None,
-          ) -> GradeRun:
+          install_declared: bool | None = False) -> GradeRun:
     """The selftests' one way to grade: ``python -m grader grade`` in a subprocess (its command
     line built by :class:`grader.request.GradeRequest`, as batch and compare build theirs),
     writing ``out/results.json`` (``junit``: also ``out/junit.xml``, ``report``: ``out/report.json``).
@@ -90,13 +90,15 @@ def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = N
     ``PYTEST*``/``BPE_*`` variables never pass),
     ``private_tmp`` (TMPDIR ``out/tmp``; what is left there is ``run.left``), ``side_by_side``
     (graded beside other gradings: no busy-polling for replies, as batch runs them),
-    ``run_as`` (turns the command into one run as another user), ``timeout`` (seconds)."""
+    ``run_as`` (turns the command into one run as another user), ``timeout`` (seconds),
+    ``install_declared`` (``--install-declared``; False by default, so no selftest reaches a
+    package index unless it says so; None: the policy's)."""
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
     request = GradeRequest(submission=submission, impl=impl or "student", results=results,
                            junit=out / "junit.xml" if junit else None, config=config, isolate=isolate, max_time=max_time,
                            quiet=quiet, report=out / "report.json" if report else None,
-                           tests=tuple(tests) if tests else None, self_checked=self_checked)
+                           tests=tuple(tests) if tests else None, self_checked=self_checked, install_declared=install_declared)
     cmd = request.argv(str(python or sys.executable))
     values = {}
     if private_tmp:

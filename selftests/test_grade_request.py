@@ -23,6 +23,7 @@ OTHER = {
     "junit": Path("/out/alice/junit.xml"),
     "config": "cs336",
     "isolate": False,
+    "install_declared": True,
     "max_time": 90.5,
     "quiet": True,
     "report": Path("/out/alice/report.json"),
@@ -57,6 +58,11 @@ def test_a_request_parses_back_from_its_own_command_line(name):
 @pytest.mark.parametrize("isolate", [True, False, None])
 def test_isolation_has_three_states_on_the_command_line(isolate):
     assert parsed(GradeRequest(isolate=isolate).args()).isolate is isolate
+
+
+@pytest.mark.parametrize("install", [True, False, None])
+def test_installing_declared_packages_has_three_states_on_the_command_line(install):
+    assert parsed(GradeRequest(install_declared=install).args()).install_declared is install
 
 
 def test_a_request_with_every_option_parses_back():

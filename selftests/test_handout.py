@@ -377,7 +377,8 @@ def autograde_a_cs336_repository(bundle: Path, tmp: Path) -> dict:
     root = fake_autograder(bundle, tmp / "autograder")
     shutil.rmtree(root / "submission")
     build_layout("cs336", root / "submission")
-    return run_autograder(root, extra="--tests tests/cs336/test_cs336_contract.py::test_hand_worked_merges_with_a_special_token_given")
+    # --no-install-declared: the selftests never reach a package index (test_install_declared installs from a folder)
+    return run_autograder(root, extra="--no-install-declared --tests tests/cs336/test_cs336_contract.py::test_hand_worked_merges_with_a_special_token_given")
 
 
 def test_run_autograder_grades_a_cs336_repository_by_the_cs336_policy(runs):
