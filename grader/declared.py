@@ -5,7 +5,8 @@ Read, never run: ``pyproject.toml``'s ``[project].dependencies`` and, if present
 ``requirements.txt`` (requirement lines only: options such as ``--index-url``, ``-r``, ``-e``,
 paths and URLs are ignored, so a submission cannot choose where packages come from), and the
 versions its ``uv.lock`` pins (``[[package]]`` entries of a registry; where the lock holds
-several versions of one package, none is pinned). A requirement whose environment marker is
+several versions of one package, none is pinned), with the packages the lock pins that the
+submission's source imports. A requirement whose environment marker is
 false here (``pywin32; sys_platform == 'win32'``) is not needed here. Names compare as
 distribution names do (``Hydra_Core`` = ``hydra-core``). Every problem (no file, invalid TOML,
 a line that is no requirement) means "declares nothing there": this is a hint for grading,
@@ -24,6 +25,8 @@ from pathlib import Path
 # strings and environment markers exactly as pip does
 from packaging.requirements import InvalidRequirement, Requirement
 
+from harness.submission import package_imports
+
 MAX_FILE_BYTES = 2_000_000  # a bigger pyproject.toml, requirements.txt or uv.lock is not read
 MAX_REQUIREMENTS = 200  # requirements read from one submission
 VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!_-]{0,60}$")  # a version as a lock may pin it
@@ -41,7 +44,7 @@ class Declared:
 
     name: str
     requirement: str
-    source: str  # "pyproject.toml" or "requirements.txt"
+    source: str  # "pyproject.toml", "requirements.txt" or "uv.lock" (imported, pinned, not declared)
 
 
 def _read(path: Path) -> str | None:
@@ -66,7 +69,10 @@ def _requirement(text: str, source: str) -> Declared | None:
 
 
 def declared(root: Path) -> list[Declared]:
-    """The requirements ``root`` declares, each name once (pyproject.toml's first), in order."""
+    """The requirements ``root`` declares, each name once (pyproject.toml's first), in order;
+    then each package its uv.lock pins that its source imports by that name without declaring
+    it (``omegaconf``, imported directly, locked as a dependency of the ``hydra-core`` it
+    declares), pinned: needed even where what brings it at home cannot be installed."""
     found: list[Declared] = []
     text = _read(root / "pyproject.toml")
     try:
@@ -80,6 +86,9 @@ def declared(root: Path) -> list[Declared]:
         line = line.split(" #", 1)[0].strip()
         if line and not line.startswith(("#", "-")):
             found += [d for d in [_requirement(line, "requirements.txt")] if d]
+    lock, names = locked(root), {d.name for d in found}
+    found += [Declared(canonical(m), f"{canonical(m)}=={lock[canonical(m)]}", "uv.lock") for m in sorted(package_imports(root))
+              if canonical(m) in lock and canonical(m) not in names]
     unique = {d.name: d for d in reversed(found)}
     return sorted(unique.values(), key=lambda d: found.index(d))[:MAX_REQUIREMENTS]
 
@@ -121,5 +130,4 @@ def not_installed(root: Path) -> list[Declared]:
 def declares(root: Path, module: str) -> bool:
     """Whether ``root`` declares (or its uv.lock pins) a distribution named as the top-level
     module ``module`` (``rich``, ``omegaconf``: a dependency of its ``hydra-core``)."""
-    name = canonical(module)
-    return any(d.name == name for d in declared(root)) or name in locked(root)
+    return canonical(module) in {d.name for d in declared(root)}

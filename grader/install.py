@@ -55,7 +55,7 @@ if TYPE_CHECKING:
 NEVER_INSTALLED = ("torch", "torchvision", "torchaudio", "triton", "nvidia-*", "jax", "jaxlib", "tensorflow", "tensorflow-*")
 INSTALL_SECONDS = 120.0  # both pip runs together (grade gives at most a fifth of its budget)
 MAX_BYTES = 300 << 20  # the installed folder, and each file pip writes
-MAX_PACKAGES = 40  # packages installed for one submission
+MAX_PACKAGES = 60  # packages installed for one submission (CS336's starter and rich, hydra-core: about 30 without torch)
 PIP_OPTIONS = ("--only-binary", ":all:", "--no-input", "--disable-pip-version-check", "--no-cache-dir",
                "--retries", "0", "--timeout", "15", "--root-user-action", "ignore", "--quiet")
 
@@ -140,7 +140,7 @@ def _pip(args: list[str], work: Path, deadline: float) -> None:
     if proc.returncode != 0:
         lines = [ln.strip() for ln in proc.stderr.splitlines() if ln.strip()]
         errors = [ln for ln in lines if ln.startswith("ERROR:")]
-        said = (errors or lines or [f"exit status {proc.returncode}"])[-1]
+        said = (errors or lines[-1:] or [f"exit status {proc.returncode}"])[0]  # pip's first error says why
         raise InstallFailed("pip: " + printable(said.removeprefix("ERROR: "), 240))
 
 
@@ -165,13 +165,7 @@ def _install(wanted: list[Declared], lock: dict[str, str], tmp: Path, forbidden:
     work.mkdir(mode=0o700)
     constraints = work / "constraints.txt"
     constraints.write_text("".join(f"{n}=={v}\n" for n, v in sorted(lock.items()) if not never_installed(n, forbidden)))
-    report = work / "report.json"
-    _pip(["install", "--dry-run", "--report", str(report), *PIP_OPTIONS, "-c", str(constraints),
-          *[_pinned(d, lock) for d in wanted]], work, deadline)
-    try:
-        resolved = [(item["metadata"]["name"], item["metadata"]["version"]) for item in json.loads(report.read_text())["install"]]
-    except (OSError, ValueError, KeyError, TypeError):
-        raise InstallFailed("pip's resolution report could not be read") from None
+    resolved, failed = _resolve_each({d.name: _pinned(d, lock) for d in wanted}, constraints, work, deadline)
     have = installed_names()
     chosen = [(n, v) for n, v in resolved if canonical(n) not in have and not never_installed(n, forbidden)]
     kept = sorted({canonical(n) for n, _ in resolved if never_installed(n, forbidden)})
@@ -190,7 +184,43 @@ def _install(wanted: list[Declared], lock: dict[str, str], tmp: Path, forbidden:
     if kept:
         notes.append("needed by what it declares and never installed for grading: " + ", ".join(
             f"{n} ({never_installed(n, forbidden)})" for n in kept))
+    if failed:
+        notes.append(f"of the packages the submission declares, {', '.join(failed)} could not be installed "
+                     f"({next(iter(failed.values()))}); they have stand-ins")
     return Installation(site if chosen else None, tuple(chosen), tuple(notes))
+
+
+def _resolve_each(reqs: dict[str, str], constraints: Path, work: Path, deadline: float) -> tuple[list[tuple[str, str]], dict[str, str]]:
+    """What pip would install for the requirements ``reqs`` (name -> requirement), each package
+    once, and why those that cannot be installed cannot: all together, else (a conflict, a
+    package without a wheel) one by one, so one missing wheel costs only its own package."""
+    failed: dict[str, str] = {}
+    try:
+        resolved = _resolve(list(reqs.values()), constraints, work, deadline)
+    except InstallFailed:
+        if len(reqs) == 1:
+            raise
+        resolved = []
+        for name, req in reqs.items():
+            try:
+                resolved += _resolve([req], constraints, work, deadline)
+            except InstallFailed as err:
+                failed[name] = str(err)
+        if not resolved:
+            raise InstallFailed(next(iter(failed.values()))) from None
+    return list({canonical(n): (n, v) for n, v in reversed(resolved)}.values())[::-1], failed
+
+
+def _resolve(requirements: list[str], constraints: Path, work: Path, deadline: float) -> list[tuple[str, str]]:
+    """``(name, version)`` of each package pip would install for ``requirements`` here (the
+    environment's own packages count as there), wheels only, nothing installed."""
+    report = work / "report.json"
+    report.unlink(missing_ok=True)
+    _pip(["install", "--dry-run", "--report", str(report), *PIP_OPTIONS, "-c", str(constraints), *requirements], work, deadline)
+    try:
+        return [(item["metadata"]["name"], item["metadata"]["version"]) for item in json.loads(report.read_text())["install"]]
+    except (OSError, ValueError, KeyError, TypeError):
+        raise InstallFailed("pip's resolution report could not be read") from None
 
 
 def _readable(folder: Path) -> int:

@@ -123,6 +123,14 @@ def test_the_lock_pins_registry_packages_with_one_version_only(tmp_path):
     assert locked(tmp_path) == {"tinydep": "1.0"}
 
 
+def test_a_locked_package_the_source_imports_counts_as_declared_at_its_locked_version(tmp_path):
+    (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["hydra-core"]\n')
+    (tmp_path / "uv.lock").write_text(LOCK.replace("tinydep", "omegaconf") + LOCK.split("\n\n", 1)[1].replace("tinydep", "unused"))
+    (tmp_path / "log.py").write_text("from omegaconf import OmegaConf\nimport hydra\n")
+    assert [(d.name, d.requirement, d.source) for d in declared(tmp_path)] == [
+        ("hydra-core", "hydra-core", "pyproject.toml"), ("omegaconf", "omegaconf==1.0", "uv.lock")]
+
+
 def test_not_installed_names_only_what_this_environment_lacks(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["pytest", "PyYAML", "tinydep"]\n')
     assert [d.name for d in not_installed(tmp_path)] == ["tinydep"]
@@ -131,6 +139,7 @@ def test_not_installed_names_only_what_this_environment_lacks(tmp_path):
 def test_a_module_counts_as_declared_directly_or_through_the_lock(tmp_path):
     (tmp_path / "pyproject.toml").write_text('[project]\ndependencies = ["rich"]\n')
     (tmp_path / "uv.lock").write_text(LOCK.replace("tinydep", "omegaconf"))
+    (tmp_path / "log.py").write_text("import numpy, omegaconf, rich\n")
     assert [m for m in ("rich", "omegaconf", "numpy") if declares(tmp_path, m)] == ["rich", "omegaconf"]
 
 
@@ -179,6 +188,18 @@ def test_a_failing_install_is_one_note_line_and_installs_nothing(tmp_path, monke
         assert done.path is None and done.installed == ()
     failed = [n for n in done.notes if "could not be installed" in n]
     assert len(failed) == 1 and "\n" not in failed[0] and "tinydep" in failed[0] and "stand-ins" in failed[0], done.notes
+
+
+def test_a_declared_package_without_a_wheel_costs_only_itself(tmp_path, wheels, monkeypatch):
+    for k, v in pip_env(wheels).items():
+        monkeypatch.setenv(k, v)
+    sub = submission(tmp_path / "sub")
+    pyproject = sub / "pyproject.toml"
+    pyproject.write_text(pyproject.read_text(encoding="utf-8").replace('"tinydep", ', '"tinydep", "nowheel", '), encoding="utf-8")
+    with declared_packages(sub) as done:
+        assert dict(done.installed) == {"tinydep": "1.0", "needstorch": "1.0"}
+    failed = [n for n in done.notes if "could not be installed" in n]
+    assert len(failed) == 1 and failed[0].startswith("of the packages the submission declares, nowheel could not"), done.notes
 
 
 def test_a_slow_install_stops_at_its_deadline_as_one_note_line(tmp_path, wheels, monkeypatch):

@@ -16,6 +16,7 @@ from grader import intake
 from grader.compare import TERMINAL_LIMIT
 from grader.grade import EXIT_CONFIG, EXIT_HARNESS, EXIT_OK
 from grader.config import load_config
+from grader import install
 from harness import submission as S
 from mutants import CATALOGUE
 from sandbox.forbidden import FORBIDDEN_MODULES
@@ -75,6 +76,9 @@ FIGURES = [
     ("docs/policy.md", "`cpu_seconds: {}`", lambda: (LIMITS.cpu_seconds,)),
     ("docs/policy.md", "`max_processes: {}`", lambda: (LIMITS.max_processes,)),
     ("docs/policy.md", "`output_bytes: {}`", lambda: (LIMITS.output_bytes,)),
+    ("docs/isolation.md", "one deadline for every pip run ({} s, at most a fifth of the time budget; no retries), {} MB per file pip "
+     "writes and for the whole folder, {} packages", lambda: (f"{install.INSTALL_SECONDS:g}", install.MAX_BYTES >> 20, install.MAX_PACKAGES)),
+    ("docs/isolation.md", "(`NEVER_INSTALLED`: {})", lambda: (", ".join(f"`{n}`" for n in install.NEVER_INSTALLED),)),
     ("docs/isolation.md", "raises the per-call limit to {} s", lambda: (f"{SHIPPED.isolation.call_timeout:g}",)),
     ("docs/policy.md", "by default {}", lambda: (", ".join(FORBIDDEN_MODULES),)),
     ("docs/results.md", "at most {} MB and {} files", lambda: (mb(intake.MAX_BYTES), thousands(intake.MAX_FILES))),
