@@ -88,3 +88,33 @@ def test_a_merge_that_ties_names_the_tie_break_and_the_counting_as_causes(got, t
     assert message.startswith("merge #0 differs"), message
     assert ("the tie must go to the lexicographically greatest pair" in message) is tie, message
     assert ("if yours does, your counts differ from these" in message) is tie, message
+
+
+def test_ids_that_stop_early_say_the_stream_ended_before_its_input():
+    # "a\n  b" should be 97, 300, 301; a stream that stops after "a" gives [97]: the next
+    # expected id (300, b"\n ") starts at character 1, inside the first chunk "a\n"
+    first = failure([97]).splitlines()[0]  # the line a hidden test shows
+    assert first.startswith("encode_iterable ids differ at position 1"), first
+    assert "stopped at character 1 of 5, in chunk 1 of 2, before its input ended" in first, first
+    assert "spans the chunk boundary" not in first
+
+
+def test_nothing_at_all_says_the_stream_stopped_at_its_start():
+    first = failure([]).splitlines()[0]
+    assert "stopped at character 0 of 5, in chunk 1 of 2, before its input ended" in first, first
+
+
+def test_an_endless_stream_that_yields_nothing_fails_saying_so_not_with_stopiteration():
+    from tests.streamdiff import first_id
+
+    def gives_up(lines):  # reads 100 chunks, yields nothing, returns
+        for _, _line in zip(range(100), lines):
+            pass
+        return
+        yield
+
+    endless = iter(lambda: "hello world ", None)
+    with pytest.raises(AssertionError) as err:
+        first_id(gives_up(endless), "hello world ")
+    assert "stopped without yielding an id while its input ('hello world ', repeated) went on" in str(err.value)
+    assert first_id(iter([15496, 995]), "hello world ") == 15496

@@ -59,11 +59,20 @@ def assert_stream_ids_equal(
         message = str(err)
     pos = first_difference(expected, actual)
     at = char_offset(expected, pos, vocab, text) if vocab is not None else None
+    if pos == len(actual) < len(expected):
+        # the ids are a prefix of the expected ones: the stream ended before its input did
+        where = "" if at is None else f" at character {at} of {len(text)}, in chunk {chunk_at(chunks, at) + 1} of {len(chunks)}"
+        first, _, rest = message.partition("\n")
+        message = (
+            f"{first}: encode_iterable stopped{where}, before its input ended: it must go on, chunk after "
+            "chunk, until the iterable is exhausted" + (f"\n{rest}" if rest else "")
+        )
     if at is None:
         note = f"  {len(chunks)} chunks; the first ones: {chunks_around(chunks, 0)}"
     else:
         note = f"  chunk boundaries (|) around character {at} (of {len(chunks)} chunks): {chunks_around(chunks, at)}"
-        spanned = spanned_boundary(chunks, at, vocab.get(expected[pos], b"") if pos < len(expected) else b"")
+        stopped = pos >= len(actual)  # a stream that ended early is not blamed on a boundary
+        spanned = None if stopped else spanned_boundary(chunks, at, vocab.get(expected[pos], b"") if pos < len(expected) else b"")
         if spanned is not None:
             # on the first line, which is all a hidden test shows and what a long message keeps
             first, _, rest = message.partition("\n")
@@ -77,6 +86,27 @@ def assert_stream_ids_equal(
                 "of the whole text, so keep the text after the last safe cut for the next chunk"
             )
     raise AssertionError(message + "\n" + note) from None
+
+
+def chunk_at(chunks: Sequence[str], at: int) -> int:
+    """The index of the chunk holding character ``at`` of the joined text (the last chunk
+    for the end of the text)."""
+    return next((i for i, end in enumerate(accumulate(len(c) for c in chunks)) if at < end), max(len(chunks) - 1, 0))
+
+
+def first_id(ids, piece: str) -> int:
+    """The first id ``ids`` (an ``encode_iterable`` over an endless stream of ``piece``)
+    yields; a stream that ends without one fails saying so, not with a bare StopIteration."""
+    __tracebackhide__ = True
+    first = next(iter(ids), _NONE)
+    assert first is not _NONE, (
+        f"encode_iterable stopped without yielding an id while its input ({piece!r}, repeated) went on: "
+        "it must yield ids as it reads, and end only when the iterable does"
+    )
+    return first
+
+
+_NONE = object()
 
 
 def spanned_boundary(chunks: Sequence[str], at: int, token: bytes) -> int | None:
