@@ -27,7 +27,7 @@ from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
-from .install import for_grading, installing
+from .install import Installation, for_grading, installing
 from .intake import CS336_EXTRA, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import DEFAULT_POLICY
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
@@ -286,7 +286,7 @@ def _grade(req: GradeRequest, started: float) -> int:
         test.load_error = scrub(test.load_error) if test.load_error is not None else None
     if report.error is not None:
         return fail(req, report.error, EXIT_CONFIG, started)
-    written = _write_results(req, config, report, code, seed, scrub, started, packages.notes)
+    written = _write_results(req, config, report, code, seed, scrub, started, packages)
     stopped_by = code.signal if isinstance(code, RunStopped) else None
     return 128 + stopped_by if stopped_by is not None else written
 
@@ -352,8 +352,8 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float, pac
     return code, report, Path(tmp)
 
 
-def _write_results(req: GradeRequest, config: Config, report: RunReport, code: int | RunStopped, seed: int, scrub, started: float, installed: tuple[str, ...] = ()) -> int:
-    """Score the report, write the results files and print the summary (``installed``: :mod:`grader.install`'s notes)."""
+def _write_results(req: GradeRequest, config: Config, report: RunReport, code: int | RunStopped, seed: int, scrub, started: float, installed: Installation = Installation()) -> int:
+    """Score the report, write the results files and print the summary (``installed``: what :mod:`grader.install` did)."""
     groups = score_report(config, report)
     summary = table(groups)
     notes = [f"seed {seed}"]
@@ -361,7 +361,7 @@ def _write_results(req: GradeRequest, config: Config, report: RunReport, code: i
         notes.append(f"policy: {Path(req.config).name}")
     if req.tests:
         notes.append(f"partial grade: only {' '.join(req.tests)}")
-    layout = submission_notes(req, report.submission, installing=installing(req, config)) + list(installed)
+    layout = submission_notes(req, report.submission, installing(req, config), installed.modules) + list(installed.notes)
     notes += unwrapped_note(req) + layout
     if report.isolation:
         notes.append(f"isolation: {report.isolation}")

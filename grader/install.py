@@ -85,6 +85,7 @@ class Installation:
     path: Path | None = None
     installed: tuple[tuple[str, str], ...] = ()
     notes: tuple[str, ...] = ()
+    modules: tuple[str, ...] = ()  # the top-level modules the folder provides
 
 
 class InstallFailed(Exception):
@@ -105,13 +106,12 @@ def never_installed(name: str, forbidden: Iterable[str] = ()) -> str | None:
 @contextlib.contextmanager
 def declared_packages(root: Path, *, forbidden: Iterable[str] = (), seconds: float = INSTALL_SECONDS) -> Iterator[Installation]:
     """Install what the submission in ``root`` declares and grading lacks (see the module's
-    docstring) for the time of the context; yields the :class:`Installation`."""
-    missing = not_installed(root)
-    kept = [(d.name, why) for d in missing if (why := never_installed(d.name, forbidden))]
-    wanted = [d for d in missing if not never_installed(d.name, forbidden)]
-    kept_note = "never installed for grading: " + ", ".join(f"{n} ({why})" for n, why in kept) if kept else None
+    docstring) for the time of the context; yields the :class:`Installation`. A declared
+    package never installed (torch) is not tried; the line naming missing packages says so
+    when the submission imports it (:func:`grader.intake.declared_hint`)."""
+    wanted = [d for d in not_installed(root) if not never_installed(d.name, forbidden)]
     if not wanted:
-        yield Installation(notes=(f"packages the submission declares {kept_note}",) if kept_note else ())
+        yield Installation()
         return
     with tempfile.TemporaryDirectory(prefix="bpe-grade-packages-") as tmp:
         os.chmod(tmp, 0o755)  # the worker's user id reads site/ (where it has no private root, through this folder)
@@ -120,7 +120,7 @@ def declared_packages(root: Path, *, forbidden: Iterable[str] = (), seconds: flo
         except InstallFailed as err:
             done = Installation(notes=(f"the packages the submission declares ({', '.join(d.name for d in wanted)}) could not "
                                        f"be installed: {err}; they have stand-ins",))
-        yield Installation(done.path, done.installed, done.notes + ((kept_note,) if kept_note else ()))
+        yield done
 
 
 def _pip(args: list[str], work: Path, deadline: float) -> None:
@@ -187,7 +187,18 @@ def _install(wanted: list[Declared], lock: dict[str, str], tmp: Path, forbidden:
     if failed:
         notes.append(f"of the packages the submission declares, {', '.join(failed)} could not be installed "
                      f"({next(iter(failed.values()))}); they have stand-ins")
-    return Installation(site if chosen else None, tuple(chosen), tuple(notes))
+    return Installation(site if chosen else None, tuple(chosen), tuple(notes), _modules(site) if chosen else ())
+
+
+def _modules(site: Path) -> tuple[str, ...]:
+    """The top-level modules importable from ``site``: packages (with or without
+    ``__init__.py``), modules and extension modules; not metadata, scripts or ``.pth`` files."""
+    names = set()
+    for entry in site.iterdir():
+        stem = entry.name.split(".", 1)[0]
+        if (entry.is_dir() and "." not in entry.name) or entry.suffix in (".py", ".so") and stem.isidentifier():
+            names.add(stem)
+    return tuple(sorted(n for n in names if n.isidentifier() and n not in ("bin", "__pycache__")))
 
 
 def _resolve_each(reqs: dict[str, str], constraints: Path, work: Path, deadline: float) -> tuple[list[tuple[str, str]], dict[str, str]]:

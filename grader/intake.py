@@ -240,12 +240,13 @@ def python_requirement_note(root: Path, running: tuple[int, ...] | None = None) 
             "code that needs a newer Python fails here for that reason alone (grade with a Python it accepts)")
 
 
-def submission_notes(req, loaded: object, installing: bool = False) -> list[str]:
+def submission_notes(req, loaded: object, installing: bool = False, provided: tuple[str, ...] = ()) -> list[str]:
     """Lines saying which layout was detected, what the copy left out and which packages the
     submission imports that are not installed here (the report's ``layout``): escaped and cut
     (``printable``), a package named only if the submission's own source imports it
     (``missing_packages``), said when the submission declares it (:func:`grader.declared.declares`)
-    and, unless this grading tried (``installing``), that ``grade --install-declared`` installs it."""
+    and, unless this grading tried (``installing``), that ``grade --install-declared`` installs it;
+    ``provided``: the modules it installed (never named as missing)."""
     from harness import ROOT
     from harness.submission import detect_layout, listed, missing_packages
 
@@ -270,7 +271,7 @@ def submission_notes(req, loaded: object, installing: bool = False) -> list[str]
             f"not installed where grading runs: {', '.join(missing)} (imported by the submission; "
             f"a stand-in takes its place, and code that uses it fails{hint})"
         )
-    unmet = unmet_imports(req.submission, missing) if req.submission is not None else []
+    unmet = unmet_imports(req.submission, [*missing, *provided]) if req.submission is not None else []
     if unmet:
         notes.append(
             f"imported by the submission only inside try/except ImportError or by its test files, and not installed "

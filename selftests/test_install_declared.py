@@ -167,6 +167,7 @@ def test_installing_pins_the_lock_drops_torch_and_removes_everything_after(tmp_p
         site = done.path
         assert site is not None and (site / "tinydep" / "__init__.py").read_text() == "def step(n):\n    return n\n"
         assert dict(done.installed) == {"tinydep": "1.0", "needstorch": "1.0"}
+        assert done.modules == ("needstorch", "tinydep")
         assert not (site / "torch").exists()
         assert any("tinydep 1.0" in n and "uv.lock" in n for n in done.notes), done.notes
         assert any("torch (a stand-in by design)" in n for n in done.notes), done.notes
@@ -208,6 +209,20 @@ def test_a_slow_install_stops_at_its_deadline_as_one_note_line(tmp_path, wheels,
     with declared_packages(submission(tmp_path / "sub"), seconds=0.05) as done:
         assert done.path is None
     assert any("could not be installed" in n and " s" in n for n in done.notes), done.notes
+
+
+def test_a_package_installed_for_the_grading_is_never_named_as_missing(tmp_path):
+    from grader.intake import submission_notes
+    from grader.request import GradeRequest
+
+    sub = build_layout("cs336", tmp_path / "sub")
+    (sub / "cs336_basics" / "optional.py").write_text("try:\n    import tinydep\nexcept ImportError:\n    tinydep = None\n")
+    unmet = "imported by the submission only inside try/except ImportError"
+
+    def named(provided: tuple[str, ...]) -> bool:
+        return any(unmet in n and "tinydep" in n for n in submission_notes(GradeRequest(submission=sub), {}, True, provided))
+
+    assert named(()) and not named(("tinydep",))
 
 
 # -- grading --------------------------------------------------------------------------------
