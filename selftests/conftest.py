@@ -25,7 +25,8 @@ def pytest_configure(config) -> None:
     # options the student handout ships
     config.addinivalue_line(
         "markers", "slow: grades, runs pytest or builds environments for tens of seconds or more; "
-        "-m 'not slow' leaves these out for a quick run (CI runs every test)")
+        "the README's test command leaves these out (-m 'not slow'), the slow tier runs them (-m slow), "
+        "CI runs both")
 
 
 def pytest_runtestloop(session) -> None:
