@@ -203,37 +203,18 @@ def unwrapped_note(req) -> list[str]:
     return [f"unwrapped: everything in the submission is inside one folder, {req.unwrapped}/, graded from there"] if req.unwrapped else []
 
 
-_CLAUSE = re.compile(r"^\s*(>=|<=|==|!=|~=|>|<)\s*(\d+(?:\.\d+)*)(\.\*)?\s*$")
-
-
-def _allows(clause: str, running: tuple[int, ...]) -> bool:
-    """Whether one clause of a ``requires-python`` specifier admits ``running``; a clause
-    this reader does not know admits everything (the note is a hint, never a refusal)."""
-    found = _CLAUSE.match(clause)
-    if not found:
-        return True
-    op, wanted, star = found.group(1), tuple(int(x) for x in found.group(2).split(".")), found.group(3)
-    have = running[: len(wanted)] if star or op == "~=" else running
-    if op == "~=":  # ~=3.12 is >=3.12 and ==3.*
-        return running >= wanted and running[: max(len(wanted) - 1, 1)] == wanted[: max(len(wanted) - 1, 1)]
-    return {">=": have >= wanted, ">": have > wanted, "<=": have <= wanted, "<": have < wanted,
-            "==": have == wanted, "!=": have != wanted}[op]
-
-
 def python_requirement_note(root: Path, running: tuple[int, ...] | None = None) -> str | None:
     """A line when ``root/pyproject.toml``'s ``requires-python`` excludes the Python grading
     runs (CS336's starter asks for 3.12 or newer): code using a newer Python's syntax or
     library fails here for that reason alone, and the instructor should know before reading
     the points. None when it admits it, or says nothing this reader understands."""
     import sys
-    import tomllib
+
+    from harness.python_version import excluding_requirement
 
     running = running or tuple(sys.version_info[:3])
-    try:
-        spec = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))["project"]["requires-python"]
-    except (OSError, ValueError, KeyError, TypeError):
-        return None
-    if not isinstance(spec, str) or all(_allows(c, running) for c in spec.split(",")):
+    spec = excluding_requirement(root, running)
+    if spec is None:
         return None
     version = ".".join(map(str, running))
     return (f"the submission's pyproject.toml requires Python {printable(spec, 60)}; grading runs Python {version}: "

@@ -23,6 +23,7 @@ from . import values as V
 from .breaker import Breaker
 from .dispatch import Broken, Dispatcher, import_adapters
 from .in_progress import CallInProgress
+from .python_version import import_hint
 from .registry import ADAPTERS, METHODS
 from .stand_ins import served, serving
 
@@ -83,7 +84,8 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
     try:
         module, missing = import_adapters(str(root), layout.adapters, f"adapters_{impl}", scoped=True)
     except Exception as err:  # the submission's own import-time error, reported as such
-        raise BrokenImplementation(f"{layout.adapters} could not be imported: {V.describe_import_error(err)}") from None
+        message = V.describe_import_error(err) + import_hint(root)
+        raise BrokenImplementation(f"{layout.adapters} could not be imported: {message}") from None
     finally:
         if previous is None:
             os.environ.pop(IMPL_ENV, None)

@@ -45,6 +45,7 @@ from typing import Any
 
 from harness import values as V
 from harness.dispatch import Broken, Dispatcher, close, import_adapters  # imported before privileges drop
+from harness.python_version import import_hint
 
 from .channel import Channel, plain_copy, to_plain
 from .confine import harden
@@ -147,7 +148,7 @@ class Worker:
         try:
             module, self.stand_ins = import_adapters(code_dir, where, "adapters", register=True)
         except BaseException as err:  # SystemExit at import too: the submission is broken
-            message = V.describe_import_error(err, short_paths=True, base=code_dir)
+            message = V.describe_import_error(err, short_paths=True, base=code_dir) + import_hint(code_dir)
             raise Broken(f"{where} could not be imported: {message}") from None
         return module
 

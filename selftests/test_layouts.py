@@ -559,3 +559,33 @@ def test_an_adapters_only_submission_loads_and_runs_isolated(tmp_path):
     finally:
         backend.close()
     assert backend.layout.kind == "adapters only"
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+@pytest.mark.parametrize("excluded", [True, False], ids=["requires-a-newer-python", "admits-this-python"])
+def test_an_import_failure_names_a_requires_python_that_excludes_the_grading_python(tmp_path, isolate, excluded):
+    # CS336's 2026 starter asks for Python >=3.12; its code may use 3.12's syntax (`type X = ...`), a
+    # SyntaxError under 3.11 for that reason alone. Here: a syntax error in any Python, and a
+    # requires-python one minor version past the running one (or one that admits it)
+    from harness.impl import BrokenImplementation
+    from sandbox.backend import WorkerBackend
+
+    major, minor, micro = sys.version_info[:3]
+    wanted = f">={major}.{minor + 1}" if excluded else f">={major}.{minor}"
+    sub = tmp_path / "sub"
+    (sub / "mycode").mkdir(parents=True)
+    (sub / "mycode" / "__init__.py").write_text("def broken(:\n    pass\n")
+    (sub / "adapters.py").write_text("import mycode\n")
+    (sub / "pyproject.toml").write_text(f'[project]\nname = "mycode"\nversion = "1"\nrequires-python = "{wanted}"\n')
+    backend = WorkerBackend("student", sub) if isolate else LocalBackend("student", sub)
+    try:
+        with pytest.raises(BrokenImplementation) as err:
+            Implementation(backend).run_merge([1], (1, 2), 3)
+    finally:
+        if isolate:
+            backend.close()
+    message = str(err.value)
+    assert message.startswith("adapters.py could not be imported: SyntaxError in "), message
+    hint = (f"grading runs Python {major}.{minor}.{micro}; the submission's pyproject.toml requires Python {wanted}: "
+            "code that needs a newer Python fails here for that reason alone; grade with a Python it accepts")
+    assert (hint in message) is excluded, message
