@@ -118,3 +118,18 @@ def test_an_endless_stream_that_yields_nothing_fails_saying_so_not_with_stopiter
         first_id(gives_up(endless), "hello world ")
     assert "stopped without yielding an id while its input ('hello world ', repeated) went on" in str(err.value)
     assert first_id(iter([15496, 995]), "hello world ") == 15496
+
+
+def test_a_tie_lost_to_counts_updated_wrongly_after_a_merge_names_that_cause_too():
+    # "aab" and "baba": merges (b, a), then (ba, ba); then (a, b) and (a, a) occur once each and
+    # (a, b) must win. A trainer that, merging (b, a) in "baba", subtracts the one (a, b) between
+    # the two occurrences twice (a real CS336 trainer does) counts (a, b) 0 and picks (a, a)
+    from tests.diff import assert_merges_equal
+
+    done = [(b"b", b"a"), (b"ba", b"ba")]
+    with pytest.raises(AssertionError) as err:
+        assert_merges_equal(done + [(b"a", b"a")], done + [(b"a", b"b")], word_counts={b"aab": 1, b"baba": 1})
+    message = str(err.value)
+    assert message.startswith("merge #2 differs (the first 2 merges agree)"), message
+    assert "occurring 1 times at that step" in message and "the counts tie" in message, message
+    assert "counts updated wrongly after an earlier merge" in message, message

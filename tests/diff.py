@@ -155,8 +155,10 @@ def assert_merges_equal(
         lines[2] += f"  occurring {counts.get(actual[pos], 0)} times at that step"
         if counts.get(expected[pos], 0) == counts.get(actual[pos], 0):
             lines.append("  the counts tie: the tie must go to the lexicographically greatest pair of byte strings; "
-                         "if yours does, your counts differ from these (text cut or dropped where it is split or "
-                         "read in chunks, say at a chunk's end)")
+                         "if yours does, your counts differ from these: text cut or dropped where it is split or "
+                         "read in chunks (say at a chunk's end), or counts updated wrongly after an earlier merge "
+                         "(say where a pre-token holds the merged pair twice in a row: merging (b, a) in 'baba' "
+                         "removes its one (a, b) once, not twice)")
     raise AssertionError("\n".join(lines))
 
 
