@@ -30,6 +30,7 @@ from harness.submission import package_imports
 MAX_FILE_BYTES = 2_000_000  # a bigger pyproject.toml, requirements.txt or uv.lock is not read
 MAX_REQUIREMENTS = 200  # requirements read from one submission
 VERSION = re.compile(r"^[0-9][0-9A-Za-z.+!_-]{0,60}$")  # a version as a lock may pin it
+NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")  # a distribution name (PEP 508): never a pip option
 
 
 def canonical(name: str) -> str:
@@ -106,7 +107,7 @@ def locked(root: Path) -> dict[str, str]:
         if not isinstance(p, dict) or not isinstance(p.get("name"), str) or not isinstance(p.get("version"), str):
             continue
         source = p.get("source")
-        if isinstance(source, dict) and "registry" in source and VERSION.match(p["version"]):
+        if isinstance(source, dict) and "registry" in source and NAME.match(p["name"]) and VERSION.match(p["version"]):
             versions.setdefault(canonical(p["name"]), set()).add(p["version"])
     return {name: v.pop() for name, v in versions.items() if len(v) == 1}
 

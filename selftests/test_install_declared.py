@@ -116,10 +116,11 @@ def test_a_pyproject_declaring_nothing_readable_declares_nothing(tmp_path, text)
     assert declared(tmp_path) == []
 
 
-def test_the_lock_pins_registry_packages_with_one_version_only(tmp_path):
+def test_the_lock_pins_registry_packages_with_one_version_and_a_valid_name_only(tmp_path):
     (tmp_path / "uv.lock").write_text(LOCK + '\n[[package]]\nname = "Two_Ways"\nversion = "1"\nsource = { registry = "r" }\n'
                                       '\n[[package]]\nname = "two-ways"\nversion = "2"\nsource = { registry = "r" }\n'
-                                      '\n[[package]]\nname = "odd"\nversion = "1; rm -rf /"\nsource = { registry = "r" }\n')
+                                      '\n[[package]]\nname = "odd"\nversion = "1; rm -rf /"\nsource = { registry = "r" }\n'
+                                      '\n[[package]]\nname = "-i http://localhost:8000/simple #"\nversion = "1"\nsource = { registry = "r" }\n')
     assert locked(tmp_path) == {"tinydep": "1.0"}
 
 
