@@ -26,6 +26,7 @@ import signal
 import statistics
 import subprocess
 import sys
+import tempfile
 import time
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -36,6 +37,7 @@ from harness.childenv import LEAKY, child_env
 from .attention import Attention, from_report
 from .attention import table as attention_table
 from .config import Config, ConfigError, load_config
+from .install import CACHE_ENV
 from .intake import Rejected, Submission, copy_folder, discover, safe_extract, unwrap
 from .batch_pool import RUNNING, STOPPING, grade_all, kill_group, signal_group
 from .policies import DEFAULT_POLICY
@@ -70,6 +72,7 @@ class BatchOptions:
     scheduler: str | None = None  # a Dask scheduler's address: grade there (grader.cluster)
     similarity: bool = False  # only write the similarity report (grader.similarity)
     public: Path | None = None  # known public solutions for the similarity report
+    pip_cache: str | None = None  # the batch's pip cache for --install-declared (run_batch makes it)
 
 
 def _group_scores(results: dict) -> dict[str, float]:
@@ -186,6 +189,8 @@ def _run_grade(root: Path, results_path: Path, report_path: Path, log: Path, opt
     env = child_env(keep=LEAKY)  # the grade command filters for its own children
     if opts.jobs > 1:  # gradings side by side: no busy-polling for replies (sandbox.channel.default_spin)
         env.setdefault("BPE_GRADER_SPIN", "0")
+    if opts.pip_cache:
+        env[CACHE_ENV] = opts.pip_cache
     with open(log, "w", encoding="utf-8") as out:
         proc = subprocess.Popen(cmd, cwd=ROOT, stdout=out, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
                                 start_new_session=True, env=env)
@@ -347,7 +352,14 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
             print(f"  {row.student}: {row.total:g} ({state})", flush=True)
         return row
 
-    rows = grade_all(submissions, one, jobs, runner)
+    # one pip cache for the whole batch (grade --install-declared: a class declaring the same
+    # packages downloads each once), in TMPDIR, hidden from the workers, removed at the end
+    opts.pip_cache = None if runner else tempfile.mkdtemp(prefix="bpe-batch-pip-")
+    try:
+        rows = grade_all(submissions, one, jobs, runner)
+    finally:
+        if opts.pip_cache:
+            shutil.rmtree(opts.pip_cache, ignore_errors=True)
     if isinstance(rows, int):
         return rows
     write_csv(opts.out / "grades.csv", rows, config)

@@ -53,10 +53,11 @@ if TYPE_CHECKING:
 # distributions never installed for grading, whatever a submission declares: they keep their
 # stand-ins (harness.stand_ins) by design; canonical names, `*` as in fnmatch
 NEVER_INSTALLED = ("torch", "torchvision", "torchaudio", "triton", "nvidia-*", "jax", "jaxlib", "tensorflow", "tensorflow-*")
+CACHE_ENV = "BPE_PIP_CACHE"  # a batch's pip cache folder, shared by its gradings (pip_cache)
 INSTALL_SECONDS = 120.0  # both pip runs together (grade gives at most a fifth of its budget)
 MAX_BYTES = 300 << 20  # the installed folder, and each file pip writes
 MAX_PACKAGES = 60  # packages installed for one submission (CS336's starter and rich, hydra-core: about 30 without torch)
-PIP_OPTIONS = ("--only-binary", ":all:", "--no-input", "--disable-pip-version-check", "--no-cache-dir",
+PIP_OPTIONS = ("--only-binary", ":all:", "--no-input", "--disable-pip-version-check",
                "--retries", "0", "--timeout", "15", "--root-user-action", "ignore", "--quiet")
 
 
@@ -129,7 +130,9 @@ def _pip(args: list[str], work: Path, deadline: float) -> None:
     left = deadline - time.monotonic()
     if left <= 0:
         raise InstallFailed("no time was left for pip")
-    env = child_env(TMPDIR=str(work), PIP_NO_CACHE_DIR="1")
+    cache = batch_cache()
+    env = child_env(drop=("PIP_NO_CACHE_DIR",), TMPDIR=str(work), PIP_CACHE_DIR=cache) if cache else \
+        child_env(TMPDIR=str(work), PIP_NO_CACHE_DIR="1")
     try:
         proc = subprocess.run([sys.executable, "-m", "pip", *args], cwd=work, env=env, capture_output=True, text=True,
                               errors="replace", timeout=left, stdin=subprocess.DEVNULL, preexec_fn=_limit_files)
@@ -142,6 +145,14 @@ def _pip(args: list[str], work: Path, deadline: float) -> None:
         errors = [ln for ln in lines if ln.startswith("ERROR:")]
         said = (errors or lines[-1:] or [f"exit status {proc.returncode}"])[0]  # pip's first error says why
         raise InstallFailed("pip: " + printable(said.removeprefix("ERROR: "), 240))
+
+
+def batch_cache() -> str | None:
+    """pip's cache folder: none (nothing of a grading stays behind), except within one
+    ``batch``, which hands its gradings a cache folder of its own in :data:`CACHE_ENV` (a class
+    declaring the same packages downloads each once) and removes it when it ends."""
+    cache = os.environ.get(CACHE_ENV, "")
+    return cache if cache and os.path.isdir(cache) else None
 
 
 def _limit_files() -> None:  # in pip's process, before it starts

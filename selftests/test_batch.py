@@ -427,3 +427,50 @@ def test_limits_errors_and_known_bugs_are_counted_from_failing_cases_only():
     assert found.errors == ["adapters.py could not be imported: SyntaxError in x.py, line 3",
                             "1 case ended in an error (neither passed nor failed)"]
     assert not from_report(GradeReport(tests=[case("passed", limits=["test time limit"])]))
+
+
+def test_a_batch_shares_one_pip_cache_among_its_gradings_and_removes_it(tmp_path, monkeypatch):
+    """grade --install-declared keeps no pip cache (nothing of a grading stays behind); a class
+    declaring the same packages would download them once per student. A batch hands each of its
+    gradings the same cache folder, in TMPDIR, and removes it when it ends."""
+    from grader import batch as B
+    from grader import install
+
+    seen: list[str | None] = []
+
+    class FakeGrade:
+        def __init__(self, cmd, env, **kwargs):
+            seen.append(env.get(install.CACHE_ENV))
+            assert os.path.isdir(seen[-1]), "the cache folder exists while the batch grades"
+            self.pid, self.returncode = os.getpid(), 0
+
+        def wait(self, timeout=None):
+            return 0
+
+    for name in ("alice", "bob"):
+        (tmp_path / "subs" / name).mkdir(parents=True)
+        (tmp_path / "subs" / name / "adapters.py").write_text("")
+    monkeypatch.setattr(B, "_start", lambda opts, config: (None, 0))
+    monkeypatch.setattr(B.subprocess, "Popen", FakeGrade)
+    monkeypatch.setattr(B, "kill_group", lambda pid: None)
+    monkeypatch.setattr(B.tempfile, "tempdir", str(tmp_path / "tmp"))
+    (tmp_path / "tmp").mkdir()
+    B.run_batch(tmp_path / "subs", B.BatchOptions(out=tmp_path / "out", jobs=1, quiet=True))
+    assert len(seen) == 2 and seen[0] == seen[1] and Path(seen[0]).parent == tmp_path / "tmp"
+    assert not os.path.exists(seen[0])
+
+
+@pytest.mark.parametrize("in_batch", [True, False], ids=["in_a_batch", "alone"])
+def test_pip_caches_only_in_a_batch(tmp_path, monkeypatch, in_batch):
+    from grader import install
+
+    monkeypatch.delenv("PIP_NO_CACHE_DIR", raising=False)
+    if in_batch:
+        monkeypatch.setenv(install.CACHE_ENV, str(tmp_path))
+    else:
+        monkeypatch.delenv(install.CACHE_ENV, raising=False)
+    envs = []
+    monkeypatch.setattr(install.subprocess, "run", lambda cmd, env, **kw: envs.append(env) or subprocess.CompletedProcess(cmd, 0, "", ""))
+    install._pip(["--version"], tmp_path, time.monotonic() + 60)
+    expected = {"PIP_CACHE_DIR": str(tmp_path)} if in_batch else {"PIP_NO_CACHE_DIR": "1"}
+    assert {k: v for k, v in envs[0].items() if k in ("PIP_CACHE_DIR", "PIP_NO_CACHE_DIR")} == expected
