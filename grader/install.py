@@ -73,9 +73,8 @@ def for_grading(req: "GradeRequest", config: "Config", say: Callable[[str], None
     most a fifth of the time budget; else nothing installed."""
     if not installing(req, config) or req.submission is None:
         return contextlib.nullcontext(Installation())
-    say("installing the packages the submission declares that grading lacks ...")
     seconds = min(INSTALL_SECONDS, (req.max_time or INSTALL_SECONDS * 5) / 5)
-    return declared_packages(req.submission, forbidden=config.forbidden_modules, seconds=seconds)
+    return declared_packages(req.submission, forbidden=config.forbidden_modules, seconds=seconds, say=say)
 
 
 @dataclass(frozen=True)
@@ -105,7 +104,8 @@ def never_installed(name: str, forbidden: Iterable[str] = ()) -> str | None:
 
 
 @contextlib.contextmanager
-def declared_packages(root: Path, *, forbidden: Iterable[str] = (), seconds: float = INSTALL_SECONDS) -> Iterator[Installation]:
+def declared_packages(root: Path, *, forbidden: Iterable[str] = (), seconds: float = INSTALL_SECONDS,
+                      say: Callable[[str], None] = lambda line: None) -> Iterator[Installation]:
     """Install what the submission in ``root`` declares and grading lacks (see the module's
     docstring) for the time of the context; yields the :class:`Installation`. A declared
     package never installed (torch) is not tried; the line naming missing packages says so
@@ -114,6 +114,8 @@ def declared_packages(root: Path, *, forbidden: Iterable[str] = (), seconds: flo
     if not wanted:
         yield Installation()
         return
+    say(f"installing what the submission declares and grading lacks: {', '.join(d.name for d in wanted[:8])}"
+        f"{' and more' if len(wanted) > 8 else ''} ...")
     with tempfile.TemporaryDirectory(prefix="bpe-grade-packages-") as tmp:
         os.chmod(tmp, 0o755)  # the worker's user id reads site/ (where it has no private root, through this folder)
         try:

@@ -192,6 +192,20 @@ def test_a_failing_install_is_one_note_line_and_installs_nothing(tmp_path, monke
     assert len(failed) == 1 and "\n" not in failed[0] and "tinydep" in failed[0] and "stand-ins" in failed[0], done.notes
 
 
+@pytest.mark.parametrize("lacks", [True, False], ids=["lacking_some", "lacking_none"])
+def test_the_user_is_told_of_an_install_only_when_there_is_one_to_do(tmp_path, monkeypatch, lacks):
+    (tmp_path / "empty").mkdir()
+    for k, v in pip_env(tmp_path / "empty").items():
+        monkeypatch.setenv(k, v)
+    sub = submission(tmp_path / "sub", lock=lacks)
+    if not lacks:
+        (sub / "pyproject.toml").write_text('[project]\nname = "x"\ndependencies = ["regex", "torch"]\n')
+    said: list[str] = []
+    with declared_packages(sub, say=said.append):
+        pass
+    assert [("installing" in line, "tinydep" in line) for line in said] == ([(True, True)] if lacks else [])
+
+
 def test_a_declared_package_without_a_wheel_costs_only_itself(tmp_path, wheels, monkeypatch):
     for k, v in pip_env(wheels).items():
         monkeypatch.setenv(k, v)
