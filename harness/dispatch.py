@@ -61,7 +61,7 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
 
     if not (scoped and folder):
         return import_tolerating_missing(load, code_dir, scoped=scoped)
-    with _folder_as_its_own_package(code_dir, folder.split("/")[0]):
+    with folder_as_its_own_package(code_dir, folder.split("/")[0]):
         return import_tolerating_missing(load, code_dir, scoped=scoped)
 
 
@@ -72,8 +72,9 @@ def _is_under(module: ModuleType, folder: str) -> bool:
 
 
 @contextlib.contextmanager
-def _folder_as_its_own_package(code_dir: str, top: str) -> Iterator[None]:
-    """While a submission's adapters import in a process with other work (in-process grading),
+def folder_as_its_own_package(code_dir: str, top: str) -> Iterator[None]:
+    """While a submission's adapters import, or an adapter runs (its code may import a module
+    that imports ``tests.common`` only when called), in a process with other work (in-process grading),
     ``top`` (``tests`` in a CS336 layout) names the submission's own folder, as it does where
     the submission runs and in the isolated worker, not the package of that name this process
     imported (the harness's ``tests``): ``from tests.common import X`` gets the submission's

@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from . import values as V
 from .breaker import Breaker
-from .dispatch import Broken, Dispatcher, import_adapters
+from .dispatch import Broken, Dispatcher, close, folder_as_its_own_package, import_adapters
 from .in_progress import CallInProgress
 from .python_version import import_hint
 from .registry import ADAPTERS, METHODS
@@ -93,6 +93,8 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
             os.environ[IMPL_ENV] = previous
     if facts is not None and (impl != "reference" or root != ROOT):
         facts.update(layout=layout.describe(), stand_ins=missing)
+        folder = os.path.dirname(layout.adapters)  # "tests" in a CS336 layout: its name is the submission's
+        facts["own_folder"] = (str(root), folder.split("/")[0]) if folder else None
     return module
 
 
@@ -117,29 +119,54 @@ class LocalBackend:
         found = self.facts.get("stand_ins")
         return list(found) if isinstance(found, list) else []
 
+    def _own_folder(self) -> contextlib.AbstractContextManager:
+        """While the submission's code runs: its adapters' folder (``tests`` in a CS336 layout)
+        is the package of that name, as where its author runs it and in the isolated worker,
+        for code that imports ``tests.common`` only when called (:func:`harness.dispatch.
+        folder_as_its_own_package`; nothing to do for other layouts)."""
+        found = self.facts.get("own_folder")
+        return folder_as_its_own_package(*found) if found else contextlib.nullcontext()
+
     def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any:
         __tracebackhide__ = True
-        with serving(self._stand_ins()):
+        with serving(self._stand_ins()), self._own_folder():
             return self.dispatch.call(adapter, args, returns_handle)
 
     def method(self, handle: int, name: str, args: tuple) -> Any:
         __tracebackhide__ = True
-        with serving(self._stand_ins()):
+        with serving(self._stand_ins()), self._own_folder():
             return self.dispatch.method(handle, name, args)
 
     def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
         __tracebackhide__ = True
         packages = self._stand_ins()
         items = self.dispatch.stream(handle, name, chunks)
+        if self.facts.get("own_folder"):
+            items = _each_step_within(items, self._own_folder)
         return served(items, packages) if packages else items
 
     def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
-        with serving(self._stand_ins()):
+        with serving(self._stand_ins()), self._own_folder():
             return self.dispatch.probe(probe, handle, args)
 
     def forget(self, handle: int) -> None:
         """Nothing holds object ``handle`` any longer: let it go."""
         self.dispatch.objects.pop(handle, None)
+
+
+def _each_step_within(items: Iterator[Any], context: Callable[[], contextlib.AbstractContextManager]) -> Iterator[Any]:
+    """``items``, each step of which (the submission's code running) runs inside ``context()``."""
+    items = iter(items)
+    try:
+        while True:
+            with context():
+                try:
+                    item = next(items)
+                except StopIteration:
+                    return
+            yield item
+    finally:
+        close(items)
 
 
 def _record(impl: "Implementation", call: tuple, outcome: Any) -> None:

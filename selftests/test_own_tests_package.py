@@ -60,3 +60,28 @@ def test_the_graders_tests_package_is_back_after_the_import(tmp_path):
     assert sys.modules["tests"] is graders_tests
     assert Path(sys.modules["tests"].__file__).resolve().parent == ROOT / "tests"
     assert not [m for m, mod in sys.modules.items() if m.startswith("tests.") and str(tmp_path) in (getattr(mod, "__file__", "") or "")]
+
+
+CALL_TIME_ADAPTERS = (
+    "def run_pretokenize(text):\n"
+    "    from cs336_basics.late import origin  # imported only when called, as real repositories do\n"
+    "    return [origin()]\n"
+)
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_code_that_imports_the_submissions_tests_package_when_called_gets_its_own(tmp_path, isolate):
+    # a real CS336 repository (steven14414): its cs336_basics/bpe.py, imported by the adapters inside
+    # get_tokenizer, does `from tests.common import gpt2_bytes_to_unicode`; in-process it got the
+    # grader's `tests` (ModuleNotFoundError: No module named 'tests.common'), isolated its own
+    if isolate and sys.platform != "linux":
+        pytest.skip("isolated workers need Linux")
+    sub = submission(tmp_path, True)
+    (sub / "tests" / "adapters.py").write_text(CALL_TIME_ADAPTERS)
+    (sub / "cs336_basics" / "late.py").write_text(
+        "from tests.common import ORIGIN\n\n\ndef origin():\n    return ORIGIN\n"
+    )
+    assert seen(sub, isolate) == ["the submission's tests/common.py"]
+    if not isolate:  # and the grader's package is back after the call
+        assert sys.modules["tests"] is graders_tests
+        assert not [m for m, mod in sys.modules.items() if m.startswith("tests.") and str(tmp_path) in (getattr(mod, "__file__", "") or "")]
