@@ -1,11 +1,11 @@
 """Module set-ups prefetched: the heavy fixtures of the selftests (whole gradings, pytest runs,
-handouts) run in a background thread from the start of the session, while the session's own
-thread runs the tests before them, so that the run keeps both cores busy.
+handouts) run in background threads (``BACKGROUND``) from the start of the session, while the
+session's own thread runs the tests before them, so that the run keeps both cores busy.
 
 A set-up is a plain function of a :class:`Prefetch` (for its temporary folders and the results
 of other set-ups); :func:`prefetched` makes it the module-scoped fixture of its name. When the
 session starts (``selftests/conftest.py``), the set-ups some selected test uses are queued in
-the reverse order of their first use: the background thread works from the end of the run
+the reverse order of their first use: the background threads work from the end of the run
 while the session's thread works from its beginning. A fixture whose set-up has not started
 yet runs it at once in the session's thread (never waiting behind others); one that is under
 way is waited for; one that is done is read. Each set-up runs once a session, whoever runs it."""
@@ -30,6 +30,10 @@ SETUPS: dict[tuple[str, str], Setup] = {}
 
 
 CONFTEST = "conftest"  # the module of the set-ups any selftest may use
+# set-ups run at once in the background: most of a set-up's time is spent waiting (on a
+# grading's time limits, a worker's replies, pytest's start-up), so two keep the machine's 2
+# cores busier than one did (the slow tier took 1.1 cores on average with one)
+BACKGROUND = 2
 
 
 def prefetched(setup: Setup):
@@ -101,7 +105,7 @@ class Gradings:
 
     def wait(self) -> None:
         """Wait for every grading queued so far (a set-up queuing gradings ends when they have,
-        so that the background thread starts no other set-up meanwhile)."""
+        so that its background thread starts no other set-up meanwhile)."""
         with self.lock:
             futures = list(self.futures.values())
         for future in futures:
@@ -118,19 +122,19 @@ class Gradings:
 
 
 class Prefetch:
-    """The session's set-ups (:func:`prefetched`): one background thread, and the session's
+    """The session's set-ups (:func:`prefetched`): ``BACKGROUND`` threads, and the session's
     thread taking any set-up it needs that the background has not started."""
 
     def __init__(self) -> None:
         self.base = Path(tempfile.mkdtemp(prefix="bpe-selftests-"))
-        self.pool = ThreadPoolExecutor(max_workers=1, thread_name_prefix="prefetch")
+        self.pool = ThreadPoolExecutor(max_workers=BACKGROUND, thread_name_prefix="prefetch")
         self.futures: dict[Setup, Future] = {}
         self.lock = threading.Lock()
         self.count = 0
         self.gradings = Gradings(self.base / "gradings")  # the session's gradings by name (its pool starts on the first)
 
     def start(self, setups: Iterable[Setup]) -> None:
-        """Queue ``setups`` for the background thread, in this order."""
+        """Queue ``setups`` for the background threads, in this order."""
         with self.lock:
             for setup in setups:
                 if setup not in self.futures:

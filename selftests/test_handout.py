@@ -23,6 +23,7 @@ from harness.childenv import child_env
 from harness import SHARED_TIKTOKEN_CACHE
 from grader.config import load_config
 from grader.handout import INSTRUCTOR_SIDE, solution_leaks
+from grader.solution_search import solution_functions
 
 from .prefetch import prefetched
 
@@ -204,15 +205,18 @@ def test_no_reference_function_body_appears_in_the_handout(handout, tmp_path):
     assert any("primitives.py" in leak for leak in solution_leaks(planted))
 
 
-def test_a_function_search_finds_no_solution_outside_student_and_finds_a_planted_one(handout, tmp_path):
-    # every function and class shipped outside student/, tried as the student's implementation
-    # of each graded function; the naive trainer of the hidden tests, planted, is found
-    from grader.solution_search import solution_functions
-
-    planted = tmp_path / "planted"
+def with_a_planted_solution(handout: Path, planted: Path) -> Path:
+    """A copy of the handout with the hidden tests' naive trainer planted in it."""
     shutil.copytree(handout, planted)
     shutil.copyfile(ROOT / "tests" / "hidden" / "naive.py", planted / "tests" / "planted_naive.py")
-    tried, found = solution_functions(planted)
+    return planted
+
+
+def test_a_function_search_finds_no_solution_outside_student_and_finds_a_planted_one(runs):
+    # every function and class shipped outside student/, tried as the student's implementation
+    # of each graded function (grader.solution_search, run with the module's runs); the naive
+    # trainer of the hidden tests, planted, is found
+    tried, found = runs["function search"].result()
     assert tried > 100, f"the search tried only {tried} functions"
     where = {f["function"].split(":")[0] for f in found}
     assert where == {"tests/planted_naive.py"}, f"solutions found outside the planted file: {found}"
@@ -460,6 +464,7 @@ def runs(prefetch) -> dict[str, Future]:
     stubs = base / "stubs"
     shutil.copytree(handout, stubs)
     doctest = transplanted(handout, base / "doctest" / "solved")
+    planted = with_a_planted_solution(handout, base / "planted")
     jobs = {
         "wrapped": lambda: autograde_a_wrapped_upload(bundle, base / "autograde-wrapped"),
         "cs336": lambda: autograde_a_cs336_repository(bundle, base / "autograde-cs336"),
@@ -469,6 +474,7 @@ def runs(prefetch) -> dict[str, Future]:
         **{f"link out: {shape}": (lambda shape=shape: autograde_a_link_out(bundle, base / f"autograde-{shape}", shape))
            for shape in LINK_SHAPES},
         "stubs": lambda: run_pytest(stubs, *STUB_TESTS),
+        "function search": lambda: solution_functions(planted),
         "doctest": lambda: (doctest, run_readme_doctests(doctest, base / "doctest")),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:  # 2 cores; each run mostly waits on its subprocess

@@ -18,6 +18,7 @@ from pathlib import Path
 
 import pytest
 
+from .prefetch import prefetched
 from .support import build_layout, run_grade
 
 pytestmark = [
@@ -57,9 +58,11 @@ def build(kind: str, dest: Path) -> Path:
     return dest
 
 
-@pytest.fixture(scope="module")
-def graded(tmp_path_factory) -> dict:
-    base = tmp_path_factory.mktemp("memory-time")
+@prefetched
+def graded(prefetch) -> dict:
+    """Each of ``CASES`` graded on the memory test, two at a time (in the background from the
+    session's start: the far slower encoders run to their limit)."""
+    base = prefetch.mktemp("memory-time")
 
     def one(case):
         kind, isolate = case

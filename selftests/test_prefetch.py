@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from .prefetch import Prefetch
+from .prefetch import BACKGROUND, Prefetch
 
 
 @pytest.fixture
@@ -38,7 +38,8 @@ def test_a_set_up_another_needs_runs_once_when_both_ask_at_once(prefetch):
 
 def test_a_set_up_not_started_runs_in_the_callers_thread_not_behind_the_queue(prefetch):
     release = threading.Event()
-    prefetch.start([lambda p: release.wait(10), (wanted := lambda p: threading.current_thread().name)])
+    blockers = [lambda p: release.wait(10) for _ in range(BACKGROUND)]  # every background thread busy
+    prefetch.start([*blockers, (wanted := lambda p: threading.current_thread().name)])
     try:
         assert prefetch.get(wanted) == threading.current_thread().name
     finally:
