@@ -70,10 +70,28 @@ def _replayable(call: tuple) -> bool:
     return _size(args) <= MAX_INPUT and _size(recipe[1]) <= 10 * MAX_INPUT
 
 
+def _file_bytes(args: Any) -> int:
+    """The bytes of the files ``args`` name (a training call's path stands for its whole file)."""
+    total = 0
+    for arg in args if isinstance(args, (list, tuple)) else (args,):
+        if isinstance(arg, (str, os.PathLike)) and os.path.isfile(arg):
+            try:
+                total += os.path.getsize(arg)
+            except OSError:
+                continue
+    return total
+
+
 def _small(wrong: list) -> bool:
-    """Whether every wrong call and the tokenizer it was made on are small enough that the
-    other mutants of the part can be tried too (a GPT-2-sized vocabulary is not)."""
-    return all(_size(call[2] if call[0] == "call" else (call[1][1], call[3])) <= SMALL_CALL for call, _ in wrong)
+    """Whether every wrong call, the files it names and the tokenizer it was made on are small
+    enough that the other mutants of the part can be tried too (a GPT-2-sized vocabulary and a
+    200,000-character training corpus are not)."""
+
+    def size(call: tuple) -> int:
+        args = (call[2],) if call[0] == "call" else (call[1][1], call[3])
+        return _size(args[0] if call[0] == "call" else args) + sum(_file_bytes(a) for a in args)
+
+    return all(size(call) <= SMALL_CALL for call, _ in wrong)
 
 
 def _same(a: Any, b: Any) -> bool:

@@ -164,6 +164,27 @@ def test_a_case_that_fits_one_known_bug_names_that_one_only():
     assert found == ["encode_merges_in_sorted_order"], found
 
 
+def test_a_training_on_a_large_file_stops_at_the_first_known_bug_that_fits(tmp_path, monkeypatch):
+    """A training call's arguments are a path, a few characters: the file it names counts too.
+    Taken as a small case, every other mutant of the part was tried on the hidden tests'
+    200,000-character corpus after the first match, up to the 20 s of replay per failure (a
+    grading 2-3 times slower, and the known-bug line lost when the test's time limit struck
+    meanwhile: issue 26's same-results check, ties_first_seen)."""
+    from mutants import diagnose as D
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text((ROOT / "fixtures" / "stories.txt").read_text(encoding="utf-8")[:20_000], encoding="utf-8")
+    assert corpus.stat().st_size > D.SMALL_CALL
+    call = ("call", "run_train_bpe", (str(corpus), 300, ["<|endoftext|>"]))
+    replayer = D.Replayer()
+    got = replayer.run(by_name("ties_first_seen"), call)
+    tried: list[str] = []
+    run = replayer.run
+    monkeypatch.setattr(replayer, "run", lambda mutant, c: (tried.append(mutant.name if mutant else "reference"), run(mutant, c))[1])
+    found = [m.name for m in replayer.diagnose("train_bpe", [(call, got)])]
+    assert len(found) == 1 and tried[-1] == found[0], (found, tried)  # none tried after the match
+
+
 HANG_ON_IDS_BEYOND_A_BYTE = '''
 
 _buggy_merge = run_merge
