@@ -14,12 +14,22 @@ from pathlib import Path
 from harness import ROOT
 
 TEMPLATES = Path(__file__).resolve().parent / "templates"
-PYTHON_VERSION = "3.11"
+PYTHON_VERSION = "3.11"  # the oldest Python the project runs on (pyproject's requires-python)
 LOCK = "grading.lock"  # the grading environment pinned (refreshed by .ci/lock)
 
 
 class HandoutError(Exception):
     """The export would be wrong (e.g. it would contain solution code); nothing is written."""
+
+
+def python_version(text: str) -> tuple[int, int]:
+    """``"3.12"`` as ``(3, 12)``: a Python an export may ask for (``handout --python``), no
+    older than :data:`PYTHON_VERSION`; :class:`HandoutError` naming the value otherwise."""
+    match = re.fullmatch(r"3\.(\d{1,2})", text.strip())
+    oldest = tuple(int(n) for n in PYTHON_VERSION.split("."))
+    if match is None or (3, int(match[1])) < oldest:
+        raise HandoutError(f"--python {text!r}: give a Python version {PYTHON_VERSION} or newer, as major.minor (3.12)")
+    return 3, int(match[1])
 
 
 def dependencies(root: Path) -> list[str]:

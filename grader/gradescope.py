@@ -11,7 +11,7 @@ import zipfile
 from pathlib import Path
 
 from harness import ROOT
-from .exports import LOCK, PYTHON_VERSION, locked, render
+from .exports import LOCK, PYTHON_VERSION, locked, python_version, render
 from .policies import NAMED_POLICIES
 from .request import GradeRequest
 
@@ -28,20 +28,22 @@ def shell_command(argv: list[str]) -> str:
     return " ".join(f'"{word}"' if "$" in word else shlex.quote(word) for word in argv)
 
 
-def gradescope_files(root: Path = ROOT) -> dict[str, str]:
-    """The generated scripts of the autograder zip."""
+def gradescope_files(root: Path = ROOT, python: str = PYTHON_VERSION) -> dict[str, str]:
+    """The generated scripts of the autograder zip; ``setup.sh`` makes its venv with a Python
+    ``python`` or newer (``handout --python``: CS336's 2026 starter asks for 3.12)."""
     deps = " ".join(shlex.quote(d) for d in locked(root))
+    major, minor = python_version(python)
     return {
-        "setup.sh": render("setup.sh", dependencies=deps, python=PYTHON_VERSION),
+        "setup.sh": render("setup.sh", dependencies=deps, python=f"{major}.{minor}", python_tuple=f"{major}, {minor}"),
         "run_autograder": render("run_autograder", grade_command=shell_command(AUTOGRADER_REQUEST.argv(python="$PY"))),
     }
 
 
-def export_gradescope(zip_path: Path, root: Path = ROOT) -> list[str]:
+def export_gradescope(zip_path: Path, root: Path = ROOT, python: str = PYTHON_VERSION) -> list[str]:
     """Write Gradescope's autograder zip (bundling ``root``'s policies, grading.yaml and
     grading-cs336.yaml, which the caller has loaded: a broken policy is never bundled);
     returns its member names."""
-    members: dict[str, Path | str] = dict(gradescope_files(root))
+    members: dict[str, Path | str] = dict(gradescope_files(root, python))
     # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
     for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
         for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:

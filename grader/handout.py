@@ -34,7 +34,7 @@ import yaml
 from harness import ROOT
 from .classroom import PublicGroup, classroom_workflow, public_groups
 from .config import Config, ConfigError, load_config
-from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, render, replaceable, student_parts
+from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, python_version, render, replaceable, student_parts
 from .exports import dependencies as _dependencies
 from .gradescope import export_gradescope
 from .policies import NAMED_POLICIES, default_policy, policy_path
@@ -376,8 +376,10 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
     return notes
 
 
-def main(out: Path | None, gradescope: Path | None, config: Path | None = None, force: bool = False) -> int:
+def main(out: Path | None, gradescope: Path | None, config: Path | None = None, force: bool = False,
+         python: str = PYTHON_VERSION) -> int:
     try:
+        python_version(python)  # a wrong --python stops the export before anything is written
         if out is not None:
             for note in export_handout(out, load_config(policy_path(config)), force=force):
                 print(f"handout: note: {note}")
@@ -387,7 +389,7 @@ def main(out: Path | None, gradescope: Path | None, config: Path | None = None, 
             default_policy()  # refuse to bundle a broken policy
             for name in NAMED_POLICIES.values():
                 load_config(ROOT / name)
-            names = export_gradescope(gradescope)
+            names = export_gradescope(gradescope, python=python)
             print(f"handout: wrote the Gradescope autograder {gradescope} ({len(names)} files)")
     except HandoutError as err:
         print(f"handout: {err}", file=sys.stderr)
