@@ -21,11 +21,11 @@ from typing import Any, Protocol
 
 from . import values as V
 from .breaker import Breaker
-from .dispatch import Broken, Dispatcher, close, folder_as_its_own_package, import_adapters
+from .dispatch import Broken, Dispatcher, folder_as_its_own_package, import_adapters
 from .in_progress import CallInProgress
 from .python_version import import_hint
 from .registry import ADAPTERS, METHODS
-from .stand_ins import served, serving
+from .stand_ins import each_step_within, serving
 
 ROOT = Path(__file__).resolve().parent.parent
 IMPL_ENV = "BPE_IMPL"  # "student" (default) or "reference": the package adapters.py uses
@@ -127,46 +127,36 @@ class LocalBackend:
         found = self.facts.get("own_folder")
         return folder_as_its_own_package(*found) if found else contextlib.nullcontext()
 
+    @contextlib.contextmanager
+    def _running(self) -> Iterator[None]:
+        """Where the submission's code runs here: its stand-ins served, its own folder its package."""
+        with serving(self._stand_ins()), self._own_folder():
+            yield
+
     def call(self, adapter: str, args: tuple, returns_handle: bool) -> Any:
         __tracebackhide__ = True
-        with serving(self._stand_ins()), self._own_folder():
+        with self._running():
             return self.dispatch.call(adapter, args, returns_handle)
 
     def method(self, handle: int, name: str, args: tuple) -> Any:
         __tracebackhide__ = True
-        with serving(self._stand_ins()), self._own_folder():
+        with self._running():
             return self.dispatch.method(handle, name, args)
 
     def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
         __tracebackhide__ = True
-        packages = self._stand_ins()
         items = self.dispatch.stream(handle, name, chunks)
-        if self.facts.get("own_folder"):
-            items = _each_step_within(items, self._own_folder)
-        return served(items, packages) if packages else items
+        if self._stand_ins() or self.facts.get("own_folder"):  # else no step costs a context
+            return each_step_within(items, self._running)
+        return items
 
     def probe(self, probe: str, handle: int | None, args: tuple) -> Any:
-        with serving(self._stand_ins()), self._own_folder():
+        with self._running():
             return self.dispatch.probe(probe, handle, args)
 
     def forget(self, handle: int) -> None:
         """Nothing holds object ``handle`` any longer: let it go."""
         self.dispatch.objects.pop(handle, None)
-
-
-def _each_step_within(items: Iterator[Any], context: Callable[[], contextlib.AbstractContextManager]) -> Iterator[Any]:
-    """``items``, each step of which (the submission's code running) runs inside ``context()``."""
-    items = iter(items)
-    try:
-        while True:
-            with context():
-                try:
-                    item = next(items)
-                except StopIteration:
-                    return
-            yield item
-    finally:
-        close(items)
 
 
 def _record(impl: "Implementation", call: tuple, outcome: Any) -> None:

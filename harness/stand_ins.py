@@ -218,12 +218,13 @@ def serving(packages: Iterable[str]) -> Iterator[None]:
         _withdraw()
 
 
-def served(items: Iterator[Any], packages: list[str]) -> Iterator[Any]:
-    """The items of ``items`` (a submission's stream, in-process), each produced within
-    :func:`serving`; closing this closes ``items`` the same way."""
+def each_step_within(items: Iterator[Any], context: Callable[[], contextlib.AbstractContextManager]) -> Iterator[Any]:
+    """The items of ``items``, each produced (the submission's code running) inside a fresh
+    ``context()``; closing this closes ``items`` the same way."""
+    items = iter(items)
     try:
         while True:
-            with serving(packages):
+            with context():
                 try:
                     item = next(items)
                 except StopIteration:
@@ -232,7 +233,7 @@ def served(items: Iterator[Any], packages: list[str]) -> Iterator[Any]:
     finally:
         close = getattr(items, "close", None)
         if close is not None:
-            with serving(packages):
+            with context():
                 close()
 
 
