@@ -339,6 +339,16 @@ def timed():
         best = min(best or 1e9, time.perf_counter() - start)
     return best
 
+def states(pids):
+    found = []
+    for pid in pids:
+        try:
+            with open(f"/proc/{pid}/stat", "rb") as f:
+                found.append(f.read().rsplit(b")", 1)[1].split()[0].decode())
+        except OSError:
+            found.append("gone")
+    return found
+
 def ticks(pids):
     total = 0
     for pid in pids:
@@ -363,26 +373,29 @@ try:
         paused = timed()
         time.sleep(0.2)
         used = ticks(pids) - before
+        held = states(pids)
     busy = timed()
 finally:
     b.close()
 print(json.dumps({"quiet": [quiet, timed()], "paused": paused, "busy": busy, "stopped": stopped,
-                  "processes": len(pids), "ticks_while_paused": used}))
+                  "processes": len(pids), "ticks_while_paused": used, "states_while_paused": held}))
 """
 
 
 @pytest.mark.parametrize("mode", MODES)
 def test_every_process_of_the_worker_is_stopped_while_the_reference_is_timed(stage, mode):
     """Three busy processes, double-forked into sessions of their own: while the worker is
-    paused none of them runs, the count stopped is the worker and those three, and work timed
-    meanwhile takes at most 20% longer than on a quiet machine (before they started, after
-    they ended: the larger)."""
+    paused none of them runs: the count stopped is the worker and those three, each is in the
+    stopped state (``T``) and none uses a clock tick of CPU meanwhile, so work timed then has
+    the machine as if they were not there. (Not compared: that work's wall time against a quiet
+    one's, which other load on the machine moves by more than any margin; a CI run with the
+    slow tier beside it failed a 20% margin, 0.083 s against 0.062 s, with no tick used.)"""
     args = [sys.executable, "-c", PAUSE_SCRIPT, str(stage / "probe")]
     proc = run_as(mode, stage, args)
     seen = json.loads(proc.stdout.strip().splitlines()[-1])
     assert seen["processes"] == 4 and seen["stopped"] == 4, seen
+    assert set(seen["states_while_paused"]) <= {"T", "t"}, seen
     assert seen["ticks_while_paused"] == 0, seen
-    assert seen["paused"] <= 1.2 * max(seen["quiet"]), seen
 
 
 SAVE_SCRIPT = r"""
