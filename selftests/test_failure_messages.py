@@ -69,6 +69,14 @@ def test_a_token_spanning_a_chunk_boundary_names_chunks_encoded_on_their_own():
     assert "encoded on its own" in first
 
 
+def test_a_token_of_theirs_across_the_boundary_does_not_blame_chunks_encoded_on_their_own():
+    # "a\n  b" given as "a", "\n  " (id 302), "b": other merges, a token across the boundary at
+    # character 2: the chunks were not encoded apart, so the first line does not say they were
+    first = failure([97, 302, 98], vocab=VOCAB | {302: b"\n  "}).splitlines()[0]
+    assert first.startswith("encode_iterable ids differ at position 1"), first
+    assert "encoded on its own" not in first and "spans the chunk boundary" not in first, first
+
+
 def test_a_difference_inside_one_chunk_does_not_blame_the_boundaries():
     # one chunk, ids wrong inside it: no boundary to blame
     message = failure([97, 10, 32, 301], chunks=["a\n  b"])

@@ -73,7 +73,7 @@ def assert_stream_ids_equal(
         note = f"  chunk boundaries (|) around character {at} (of {len(chunks)} chunks): {chunks_around(chunks, at)}"
         stopped = pos >= len(actual)  # a stream that ended early is not blamed on a boundary
         spanned = None if stopped else spanned_boundary(chunks, at, vocab.get(expected[pos], b"") if pos < len(expected) else b"")
-        if spanned is not None:
+        if spanned is not None and cut_at(actual, pos, vocab, text, at, spanned):
             # on the first line, which is all a hidden test shows and what a long message keeps
             first, _, rest = message.partition("\n")
             message = (
@@ -86,6 +86,21 @@ def assert_stream_ids_equal(
                 "of the whole text, so keep the text after the last safe cut for the next chunk"
             )
     raise AssertionError(message + "\n" + note) from None
+
+
+def cut_at(actual: Sequence[int], pos: int, vocab: Mapping[int, bytes], text: str, at: int, boundary: int) -> bool:
+    """Whether the submission's ids from ``pos`` (which start at character ``at`` of ``text``)
+    end a token exactly at character ``boundary``, as encoding each chunk on its own does; a
+    token of theirs across it (another bug: specials ignored, other merges) is not that. An id
+    missing from ``vocab`` leaves the question open: True."""
+    offset, end = len(text[:at].encode("utf-8")), len(text[:boundary].encode("utf-8"))
+    for i in actual[pos:]:
+        if offset >= end:
+            break
+        if i not in vocab:
+            return True
+        offset += len(vocab[i])
+    return offset == end
 
 
 def chunk_at(chunks: Sequence[str], at: int) -> int:
