@@ -3,13 +3,12 @@
 Two submissions in ``selftests/vacuous/``: one where every adapter and method raises
 ValueError (the exception the rejection tests expect, with every argument in its message),
 one where each returns an empty value of the right type. Graded on the whole suite, both must
-score exactly 0 (about 1-2 minutes each, so only with ``BPE_SLOW_SELFTESTS=1``); in every run,
-both are graded on the tests that once passed on one of them (a regression check, ~20 s).
+score exactly 0 (both together about 40 s on a quiet machine; the whole module is in the slow
+tier); both are graded on the tests that once passed on one of them too (a regression check).
 """
 
 from __future__ import annotations
 
-import os
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
@@ -59,9 +58,6 @@ ONCE_VACUOUS = [
     "tests/public/test_encode_iterable.py::test_encode_iterable_of_nothing_yields_nothing",
     "tests/public/test_encode_iterable.py::test_encode_iterable_of_a_file_equals_encode_of_its_text",
 ]
-SLOW = os.environ.get("BPE_SLOW_SELFTESTS") == "1"
-
-
 def _grade_all(tmp_path: Path, tests: list[str]) -> dict:
     def one(kind: str):
         return run_grade(tmp_path / kind, submission=VACUOUS / kind, quiet=True, tests=tests or None)
@@ -88,10 +84,14 @@ def test_a_submission_that_implements_nothing_passes_no_once_vacuous_test(regres
     assert run.results["score"] == 0
 
 
-@pytest.mark.skipif(not SLOW, reason="grades the whole suite twice (1-2 min each): set BPE_SLOW_SELFTESTS=1")
 @pytest.mark.timeout(1200)
 def test_a_submission_that_implements_nothing_scores_exactly_zero_on_the_whole_suite(tmp_path):
+    """In the slow tier (about 40 s for both on a quiet machine). Run again on 2026-11-26 after
+    it had been left to BPE_SLOW_SELFTESTS=1 alone: raise_everywhere scored 1.38, seven
+    Tokenizer, save and from_files rejection tests passing on code that rejects everything;
+    each now first needs the valid call to work (tests/public/test_tokenizer_rules.py)."""
     for kind, run in _grade_all(tmp_path, []).items():
-        assert run.code == 0 and len(run.tests) > 500, f"{kind}: grading failed\n{run.stdout}\n{run.stderr}"
+        # every graded test function is an entry (204 on 2026-11-26), none lost to a crash
+        assert run.code == 0 and len(run.tests) > 150, f"{kind}: grading failed\n{run.stdout}\n{run.stderr}"
         assert not _passed(run), f"{kind} passed: {_passed(run)}"
         assert run.results["score"] == 0
