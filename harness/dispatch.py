@@ -13,6 +13,7 @@ import importlib.util
 import os
 import sys
 import types
+import weakref
 from collections.abc import Callable, Iterable, Iterator
 from types import ModuleType
 from typing import Any
@@ -61,7 +62,7 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
 
     if not (scoped and folder):
         return import_tolerating_missing(load, code_dir, scoped=scoped)
-    with folder_as_its_own_package(code_dir, folder.split("/")[0]):
+    with OwnPackage(code_dir, folder.split("/")[0]).active():
         return import_tolerating_missing(load, code_dir, scoped=scoped)
 
 
@@ -71,34 +72,54 @@ def _is_under(module: ModuleType, folder: str) -> bool:
     return any(os.path.realpath(p).startswith(folder + os.sep) or os.path.realpath(p) == folder for p in [origin, *paths] if p)
 
 
-@contextlib.contextmanager
-def folder_as_its_own_package(code_dir: str, top: str) -> Iterator[None]:
+class OwnPackage:
     """While a submission's adapters import, or an adapter runs (its code may import a module
     that imports ``tests.common`` only when called), in a process with other work (in-process grading),
     ``top`` (``tests`` in a CS336 layout) names the submission's own folder, as it does where
     the submission runs and in the isolated worker, not the package of that name this process
     imported (the harness's ``tests``): ``from tests.common import X`` gets the submission's
     ``tests/common.py``. Afterwards this process's modules of that name are back, and the
-    submission keeps what it bound."""
-    folder = os.path.realpath(os.path.join(code_dir, top))
-    ours = {m: sys.modules[m] for m in list(sys.modules) if (m == top or m.startswith(top + ".")) and not _is_under(sys.modules[m], folder)}
-    for name in ours:
-        del sys.modules[name]
-    try:
-        if top not in sys.modules and os.path.isdir(folder):  # found first even where an entry of sys.path
-            init = os.path.join(folder, "__init__.py")  # later holds a regular package of that name
-            if os.path.isfile(init):
-                spec = importlib.util.spec_from_file_location(top, init, submodule_search_locations=[folder])
-                package = sys.modules[top] = importlib.util.module_from_spec(spec)
-                spec.loader.exec_module(package)
-            else:
-                package = sys.modules[top] = types.ModuleType(top)
-                package.__path__ = [folder]
-        yield
-    finally:
-        for name in [m for m in sys.modules if m == top or m.startswith(top + ".")]:
+    submission keeps what it bound. Its modules of that name are kept between activations
+    (each step of an in-process stream is one): made once, not again at every step."""
+
+    def __init__(self, code_dir: str, top: str) -> None:
+        self.top, self.folder = top, os.path.realpath(os.path.join(code_dir, top))
+        self.theirs: dict[str, ModuleType] = {}
+        self.others: weakref.WeakSet[ModuleType] = weakref.WeakSet()  # modules seen not to be its (no realpath again)
+
+    def _names(self) -> list[str]:
+        """The names of ``top`` and its submodules in ``sys.modules`` (a scan at every
+        activation: kept to one C-level test per module)."""
+        top, dotted = self.top, self.top + "."
+        return [m for m in sys.modules if m.startswith(top) and (m == top or m.startswith(dotted))]
+
+    def _other(self, module: ModuleType) -> bool:
+        if module not in self.others:
+            if _is_under(module, self.folder):
+                return False
+            self.others.add(module)
+        return True
+
+    @contextlib.contextmanager
+    def active(self) -> Iterator[None]:
+        ours = {m: sys.modules[m] for m in self._names() if self._other(sys.modules[m])}
+        for name in ours:
             del sys.modules[name]
-        sys.modules.update(ours)
+        try:
+            sys.modules.update(self.theirs)
+            if self.top not in sys.modules and os.path.isdir(self.folder):  # found first even where an entry of
+                init = os.path.join(self.folder, "__init__.py")  # sys.path later holds a regular package of that name
+                if os.path.isfile(init):
+                    spec = importlib.util.spec_from_file_location(self.top, init, submodule_search_locations=[self.folder])
+                    package = sys.modules[self.top] = importlib.util.module_from_spec(spec)
+                    spec.loader.exec_module(package)
+                else:
+                    package = sys.modules[self.top] = types.ModuleType(self.top)
+                    package.__path__ = [self.folder]
+            yield
+        finally:
+            self.theirs = {m: sys.modules.pop(m) for m in self._names()}
+            sys.modules.update(ours)
 
 
 def close(items: Iterator[Any]) -> None:

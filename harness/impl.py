@@ -21,7 +21,7 @@ from typing import Any, Protocol
 
 from . import values as V
 from .breaker import Breaker
-from .dispatch import Broken, Dispatcher, folder_as_its_own_package, import_adapters
+from .dispatch import Broken, Dispatcher, OwnPackage, import_adapters
 from .in_progress import CallInProgress
 from .python_version import import_hint
 from .registry import ADAPTERS, METHODS
@@ -105,6 +105,7 @@ class LocalBackend:
         self.label = impl
         self.impl, self.root = impl, root
         self.facts: dict[str, object] = {}  # how the submission was loaded (see load_adapters)
+        self._own: OwnPackage | None = None  # its folder as its package, once known (_own_folder)
         self.dispatch = Dispatcher(functools.partial(load_adapters, impl, root, facts=self.facts, packages=packages))
 
     @property
@@ -122,10 +123,14 @@ class LocalBackend:
     def _own_folder(self) -> contextlib.AbstractContextManager:
         """While the submission's code runs: its adapters' folder (``tests`` in a CS336 layout)
         is the package of that name, as where its author runs it and in the isolated worker,
-        for code that imports ``tests.common`` only when called (:func:`harness.dispatch.
-        folder_as_its_own_package`; nothing to do for other layouts)."""
+        for code that imports ``tests.common`` only when called (:class:`harness.dispatch.
+        OwnPackage`, one for the backend; nothing to do for other layouts)."""
         found = self.facts.get("own_folder")
-        return folder_as_its_own_package(*found) if found else contextlib.nullcontext()
+        if not found:
+            return contextlib.nullcontext()
+        if self._own is None:
+            self._own = OwnPackage(*found)
+        return self._own.active()
 
     @contextlib.contextmanager
     def _running(self) -> Iterator[None]:
