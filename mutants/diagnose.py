@@ -195,8 +195,9 @@ class Replayer:
             names = {(c[2] if c[0] == "method" else c[1].removeprefix("run_")) for c, _ in wrong}
             candidates.sort(key=lambda m: (m is not self.last.get(group), not any(n in m.name for n in names)))
             matched: list[Mutant] = []
+            small = _small(wrong)  # once: it reads the sizes of the files the calls name
             for mutant in candidates:
-                if time.process_time() - start > TEST_BUDGET or (matched and not _small(wrong)):
+                if time.process_time() - start > TEST_BUDGET or (matched and not small):
                     break
                 if all(_same(got, self.run(mutant, call)) for call, got in wrong):
                     matched.append(mutant)
