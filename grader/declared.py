@@ -24,6 +24,7 @@ from pathlib import Path
 # packaging is pytest's own dependency, so it is wherever grading runs; it reads requirement
 # strings and environment markers exactly as pip does
 from packaging.requirements import InvalidRequirement, Requirement
+from packaging.utils import canonicalize_name
 
 from harness.submission import package_imports
 
@@ -35,7 +36,7 @@ NAME = re.compile(r"^[A-Za-z0-9](?:[A-Za-z0-9._-]{0,98}[A-Za-z0-9])?$")  # a dis
 
 def canonical(name: str) -> str:
     """A distribution name as installers compare it (PEP 503): ``Hydra_Core`` -> ``hydra-core``."""
-    return re.sub(r"[-_.]+", "-", name).lower()
+    return canonicalize_name(name)
 
 
 @dataclass(frozen=True)
