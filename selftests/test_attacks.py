@@ -322,25 +322,19 @@ def _speed_line(out: GradeRun) -> tuple[float, int, str]:
 @pytest.mark.skipif(os.geteuid() != 0, reason="without root, processes that left the worker's group cannot be found")
 def test_cpu_burner_cannot_slow_the_reference_timing(tmp_path):
     """Background processes that left the worker's process group burn every core while the
-    speed test runs: they are stopped while the reference is timed, so the reference time
-    (and the limit it sets) stays within 1.5x of a quiet run's, graded the same way."""
+    speed test runs: in the real grading, all six of them, and the worker, are found and
+    stopped while the reference is timed, and the honest code under them still passes. That a
+    stopped process uses no CPU meanwhile, whatever it forked or however it left its group, is
+    test_shares_nothing's pause test (state ``T``, no clock tick used). Not compared: the
+    reference's wall time against a quiet grading's, which other load moves by more than any
+    margin (CI's slow tier, beside the suite, once measured 0.237 s quiet and 0.374 s with
+    every burner stopped)."""
     (tmp_path / "speed.yaml").write_text(SPEED_CONFIG)
-    quiet = grade("control_honest", tmp_path, [WARM_UP, SPEED_TEST], "speed.yaml")
     burned = grade("cpu_burner", tmp_path, [WARM_UP, SPEED_TEST], "speed.yaml")
-    quiet_ref, _, quiet_line = _speed_line(quiet)
-    burned_ref, stopped, burned_line = _speed_line(burned)
-    context = f"quiet: {quiet_line}\nburner: {burned_line}"
+    _, stopped, burned_line = _speed_line(burned)
+    context = f"burner: {burned_line}\n{burned.context()}"
     assert burned.code == 0 and burned.seconds < GRADE_LIMIT, context
     assert stopped >= 1 + 6, f"the burners were not all stopped\n{context}"
-    if burned_ref > 1.5 * quiet_ref:  # timings of ~0.1 s (load noise): one more pair of gradings before concluding
-        base = tmp_path / "again"
-        base.mkdir()
-        (base / "speed.yaml").write_text(SPEED_CONFIG)
-        quiet_ref = min(quiet_ref, _speed_line(grade("control_honest", base, [WARM_UP, SPEED_TEST], "speed.yaml"))[0])
-        again, _, again_line = _speed_line(grade("cpu_burner", base, [WARM_UP, SPEED_TEST], "speed.yaml"))
-        burned_ref, context = min(burned_ref, again), f"{context}\nburner again: {again_line}"
-    assert burned_ref <= 1.5 * quiet_ref, f"the burner slowed the reference timing down\n{context}"
-    assert quiet.results["score"] == pytest.approx(20), f"the honest run must pass\n{context}"
     assert burned.results["score"] == pytest.approx(20), f"the honest code under the burner must pass\n{context}"
     leftovers = [p.parent.name for p in Path("/proc").glob("[0-9]*/cmdline") if _burner(p)]
     assert not leftovers, f"burners still running after grading: {leftovers}"
