@@ -24,7 +24,7 @@ import stat
 from collections.abc import Iterable
 from pathlib import Path
 
-from .uids import root_only_dir
+from .uids import lock_file, root_only_dir
 
 LOCK_DIR = Path("/run/bpe-grader/closed")
 
@@ -53,25 +53,11 @@ class ClosedFolders:
                 if not stat.S_ISDIR(os.lstat(path).st_mode):
                     continue
                 lock, record = _files(self.lock_dir, path)
-                fd = self._lock(lock)
+                fd = lock_file(lock, fcntl.LOCK_SH)  # blocking: never None
             except OSError:
                 continue
             self.held[path] = fd
             self._record(record, path)
-
-    @staticmethod
-    def _lock(lock: Path) -> int:
-        """A shared lock on ``lock``, on the file that is there once it is locked (the last
-        grading to let go removes it: one that opened it just before locks it again)."""
-        while True:
-            fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-            fcntl.flock(fd, fcntl.LOCK_SH)
-            try:
-                if os.stat(lock).st_ino == os.fstat(fd).st_ino:
-                    return fd
-            except FileNotFoundError:
-                pass
-            os.close(fd)
 
     @staticmethod
     def _record(record: Path, path: str) -> None:

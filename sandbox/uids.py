@@ -3,7 +3,8 @@
 A root grader gives each worker its own user id from ``UID_BASE ..  UID_BASE + UID_COUNT``.
 An id is taken by locking a file named after it (``flock``, exclusive, non-blocking) in a
 root-owned directory; the lock is held for the worker's life and released when its lease
-is closed (or by the kernel when the grading dies). Concurrent gradings on the machine
+is closed, which removes the file (or by the kernel when the grading dies, which leaves the
+file for the next allocation to reuse). Concurrent gradings on the machine
 therefore never share an id, so stopping one worker (which kills every process of its id)
 can never touch another grading's processes. An id whose lock was free but which still
 has processes (left by a grading that was killed) is swept before it is handed out.
@@ -77,13 +78,19 @@ def root_only_dir(path: Path) -> Path:
 class UidLease:
     """One allocated user id, held until :meth:`release`."""
 
-    def __init__(self, uid: int, fd: int) -> None:
+    def __init__(self, uid: int, fd: int, lock: Path) -> None:
         self.uid = uid
         self._fd: int | None = fd
+        self._lock = lock
 
     def release(self) -> None:
-        """Give the id back (call after every process of it is gone)."""
+        """Give the id back (call after every process of it is gone); its lock file is
+        removed while still locked, so nothing of the lease is left."""
         if self._fd is not None:
+            try:
+                self._lock.unlink()
+            except OSError:
+                pass
             os.close(self._fd)
             self._fd = None
 
@@ -91,32 +98,46 @@ class UidLease:
         self.release()
 
 
+def lock_file(lock: Path, operation: int = fcntl.LOCK_EX | fcntl.LOCK_NB) -> int | None:
+    """A descriptor of the file ``lock`` (created if missing) holding the ``flock``
+    ``operation`` on it, or None if that is non-blocking and another holds the file. A file
+    its holder removed while this call opened it is not kept: locking is retried on the file
+    that is there, so a lock is always on the file a later caller will open."""
+    while True:
+        fd = os.open(lock, os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        try:
+            fcntl.flock(fd, operation)
+        except BlockingIOError:
+            os.close(fd)
+            return None
+        try:
+            if os.stat(lock).st_ino == os.fstat(fd).st_ino:
+                return fd
+        except FileNotFoundError:
+            pass
+        os.close(fd)
+
+
 def claim(uid: int, lock_dir: Path = LOCK_DIR) -> UidLease | None:
     """Lock the given id if no one holds it (to clean up after a dead grading); else None."""
     try:
-        fd = os.open(root_only_dir(lock_dir) / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
+        lock = root_only_dir(lock_dir) / str(uid)
+        fd = lock_file(lock)
     except OSError:
         return None
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except BlockingIOError:
-        os.close(fd)
-        return None
-    return UidLease(uid, fd)
+    return None if fd is None else UidLease(uid, fd, lock)
 
 
 def allocate(lock_dir: Path = LOCK_DIR, base: int = UID_BASE, count: int = UID_COUNT) -> UidLease:
     """The lowest free dedicated user id, locked for the caller (root only)."""
     folder = root_only_dir(lock_dir)
     for uid in range(base, base + count):
-        fd = os.open(folder / str(uid), os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600)
-        try:
-            fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-        except BlockingIOError:
-            os.close(fd)
+        lock = folder / str(uid)
+        fd = lock_file(lock)
+        if fd is None:
             continue
         if not sweep(uid):  # pragma: no cover - a process of a dead grading that cannot be killed
             os.close(fd)
             continue
-        return UidLease(uid, fd)
+        return UidLease(uid, fd, lock)
     raise UidsExhausted(f"all {count} worker user ids from {base} are in use")

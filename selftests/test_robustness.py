@@ -354,6 +354,44 @@ def test_worker_uids_are_allocated_and_never_shared(tmp_path):
             held.append(uids.allocate(folder, base, count))
 
 
+@pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
+def test_a_released_worker_uid_leaves_no_lock_file(tmp_path):
+    from sandbox import uids
+
+    folder = tmp_path / "uids"
+    leases = [uids.allocate(folder, 1_950_000_000, 4) for _ in range(2)]
+    assert sorted(p.name for p in folder.iterdir()) == [str(lease.uid) for lease in leases]
+    for lease in leases:
+        lease.release()
+    assert list(folder.iterdir()) == []
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="dedicated worker user ids need a root grader")
+def test_a_uid_whose_lock_file_is_removed_while_being_locked_is_locked_afresh(tmp_path, monkeypatch):
+    """The holder releases (removing the file) between another allocation's open and its
+    lock: that allocation must lock the file now there, not the removed one, or a third
+    allocation could hold the same id beside it."""
+    import fcntl
+
+    from sandbox import uids
+
+    folder, base = tmp_path / "uids", 1_950_000_000
+    first = uids.allocate(folder, base, 1)
+    real_flock = fcntl.flock
+
+    def flock_after_the_holder_lets_go(fd, operation):
+        first.release()
+        return real_flock(fd, operation)
+
+    monkeypatch.setattr(fcntl, "flock", flock_after_the_holder_lets_go)
+    second = uids.allocate(folder, base, 1)
+    monkeypatch.undo()
+    assert second.uid == base
+    assert os.stat(folder / str(base)).st_ino == os.fstat(second._fd).st_ino
+    with pytest.raises(uids.UidsExhausted):
+        uids.allocate(folder, base, 1)
+
+
 @pytest.mark.slow
 def test_feedback_never_shows_the_harness_report_or_other_submissions_paths(graded):
     out = outcome(graded, "leak")
