@@ -45,8 +45,9 @@ def build_parser() -> argparse.ArgumentParser:
     h.add_argument("--gradescope", type=Path, metavar="ZIP", help="also (or only) write Gradescope's autograder zip here")
     h.add_argument("--config", type=Path, default=None, help="grading policy (default: grading.yaml)")
     h.add_argument("--python", default=None, metavar="X.Y",
-                   help="with --gradescope: the oldest Python the autograder grades with; setup.sh installs it where the "
-                        "image's python3 is older (default 3.11; CS336's 2026 starter asks for 3.12)")
+                   help="the oldest Python the course uses: the handout's requires-python, README and Classroom workflow, and "
+                        "the Gradescope autograder's (its setup.sh installs it where the image's python3 is older); "
+                        "default 3.11 (CS336's 2026 starter asks for 3.12)")
     h.add_argument("--force", action="store_true", help="replace an existing handout folder (everything but its .git)")
     return parser
 
@@ -85,9 +86,6 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.out is None and args.gradescope is None:
             print("handout: give an output folder and/or --gradescope ZIP", file=sys.stderr)
-            return 2
-        if args.python is not None and args.gradescope is None:
-            print("handout: --python is the Gradescope autograder's: give it with --gradescope ZIP", file=sys.stderr)
             return 2
         return handout_main(args.out, args.gradescope, args.config, args.force, **({"python": args.python} if args.python else {}))
     return 2

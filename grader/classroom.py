@@ -42,12 +42,12 @@ def public_groups(config: Config, collected: dict[str, set[str]]) -> list[Public
     return list(groups.values())
 
 
-def classroom_workflow(groups: list[PublicGroup], collected: dict[str, set[str]]) -> str:
-    """A GitHub Classroom autograding workflow: one command-grader step per group with
-    public tests (its public selection, its points), then the reporter."""
+def classroom_workflow(groups: list[PublicGroup], collected: dict[str, set[str]], python: str = PYTHON_VERSION) -> str:
+    """A GitHub Classroom autograding workflow on Python ``python``: one command-grader step
+    per group with public tests (its public selection, its points), then the reporter."""
     steps: list[dict] = [
         {"name": "Check out the code", "uses": "actions/checkout@v4"},
-        {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": PYTHON_VERSION}},
+        {"name": "Set up Python", "uses": "actions/setup-python@v5", "with": {"python-version": python}},
         {"name": "Install", "run": f"python -m pip install -r {LOCK} -e ."},  # the pinned grading environment
     ]
     ids = []

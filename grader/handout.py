@@ -248,7 +248,7 @@ def student_addopts(addopts: str) -> str:
     return shlex.join(out)
 
 
-def handout_pyproject(root: Path) -> str:
+def handout_pyproject(root: Path, python: str = PYTHON_VERSION) -> str:
     data = tomllib.loads((root / "pyproject.toml").read_text(encoding="utf-8"))
     ini = dict(data.get("tool", {}).get("pytest", {}).get("ini_options", {}))
     if "addopts" in ini:
@@ -263,7 +263,7 @@ build-backend = "setuptools.build_meta"
 name = "bpe-assignment"
 version = "1.0.0"
 description = "Byte-level BPE tokenization assignment"
-requires-python = ">={PYTHON_VERSION}"
+requires-python = ">={python}"
 dependencies = [
 {deps},
 ]
@@ -293,7 +293,7 @@ def backward_dependencies(root: Path = ROOT) -> list[str]:
     return notes
 
 
-def handout_readme(groups: list[PublicGroup], config: Config) -> str:
+def handout_readme(groups: list[PublicGroup], config: Config, python: str = PYTHON_VERSION) -> str:
     rows = ["| group | points | public tests | how to run them |", "| --- | ---: | ---: | --- |"]
     for g in groups:
         files = sorted({n.split("::", 1)[0] for n in g.tests})
@@ -302,7 +302,7 @@ def handout_readme(groups: list[PublicGroup], config: Config) -> str:
     total = config.total if config.total is not None else sum(g.points for g in groups)
     return render(
         "handout_README.md",
-        groups_table="\n".join(rows), total=f"{total:g}", python=PYTHON_VERSION,
+        groups_table="\n".join(rows), total=f"{total:g}", python=python,
         classroom_total=f"{sum(g.points for g in groups if g.tests):g}",
         dependencies="\n".join(f"- {n}" for n in backward_dependencies()) or "Each part only uses earlier ones.",
         multiple=f"{config.speed.multiple:g}", floor=f"{config.speed.floor:g}",
@@ -318,12 +318,13 @@ def _copy(root: Path, path: Path, out: Path) -> None:
     shutil.copyfile(path, dest)
 
 
-def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = False) -> list[str]:
+def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = False, python: str = PYTHON_VERSION) -> list[str]:
     """Write the student repository to ``out`` (must not exist or be empty, unless ``force``)
     under the loaded grading policy ``config``; returns the notes worth printing (e.g. public
     tests that need the reference and will skip). With ``force`` an existing handout is
     replaced, once the new one is built and checked: everything in ``out`` but its ``.git``
-    is removed (:func:`grader.exports.replaceable` says which folders it refuses)."""
+    is removed (:func:`grader.exports.replaceable` says which folders it refuses). ``python``:
+    the oldest Python it asks for (``requires-python``, README, Classroom workflow)."""
     out = Path(out)
     if out.exists() and not out.is_dir():
         raise HandoutError(f"{out} is a file; choose a folder")
@@ -350,14 +351,14 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
         for path in [*public_test_files(root), *support_files(root), *public_fixture_files(root)]:
             _copy(root, path, stage)
         (stage / "grading.yaml").write_text(public_grading_yaml(config, groups), encoding="utf-8")
-        (stage / "pyproject.toml").write_text(handout_pyproject(root), encoding="utf-8")
+        (stage / "pyproject.toml").write_text(handout_pyproject(root, python), encoding="utf-8")
         locked(root)  # a lock that pins nothing exactly stops the export
         shutil.copyfile(root / LOCK, stage / LOCK)  # the pinned environment: the README's and the workflow's install
-        (stage / "README.md").write_text(handout_readme(groups, config), encoding="utf-8")
+        (stage / "README.md").write_text(handout_readme(groups, config, python), encoding="utf-8")
         (stage / ".gitignore").write_text("__pycache__/\n*.egg-info/\n.pytest_cache/\n.hypothesis/\n.venv/\n", encoding="utf-8")
         workflow = stage / ".github" / "workflows" / "classroom.yml"
         workflow.parent.mkdir(parents=True)
-        workflow.write_text(classroom_workflow(groups, collected), encoding="utf-8")
+        workflow.write_text(classroom_workflow(groups, collected, python), encoding="utf-8")
         forbidden = [p for p in ("reference", "mutants", "tests/hidden", "fixtures/hidden") if (stage / p).exists()]
         if forbidden:
             raise HandoutError(f"the handout would contain {forbidden}")
@@ -376,12 +377,11 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
     return notes
 
 
-def main(out: Path | None, gradescope: Path | None, config: Path | None = None, force: bool = False,
-         python: str = PYTHON_VERSION) -> int:
+def main(out: Path | None, gradescope: Path | None, config: Path | None = None, force: bool = False, python: str = PYTHON_VERSION) -> int:
     try:
         python_version(python)  # a wrong --python stops the export before anything is written
         if out is not None:
-            for note in export_handout(out, load_config(policy_path(config)), force=force):
+            for note in export_handout(out, load_config(policy_path(config)), force=force, python=python):
                 print(f"handout: note: {note}")
             files = sorted(p.relative_to(out).as_posix() for p in Path(out).rglob("*") if p.is_file())
             print(f"handout: wrote {len(files)} files to {out}")

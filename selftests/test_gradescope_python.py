@@ -1,8 +1,9 @@
-"""The Gradescope autograder grades with the Python a course asks for: ``handout --gradescope
-ZIP --python 3.12`` (CS336's 2026 starter requires 3.12; a repository using 3.12's syntax
-fails to import under 3.11 and would score 0). ``setup.sh`` keeps the image's ``python3`` when
-it is that version or newer, else installs that version; a version older than the project's
-own, or not a version, stops the export in one line, before anything is written."""
+"""The autograders grade with the Python a course asks for: ``handout OUT --gradescope ZIP
+--python 3.12`` (CS336's 2026 starter requires 3.12; a repository using 3.12's syntax fails to
+import under 3.11 and would score 0). Gradescope's ``setup.sh`` keeps the image's ``python3``
+when it is that version or newer, else installs that version; the students' repository asks for
+it (``requires-python``, README) and its Classroom workflow sets it up. A version older than the
+project's own, or not a version, stops the export in one line, before anything is written."""
 
 from __future__ import annotations
 
@@ -42,11 +43,39 @@ def test_a_python_older_than_the_projects_or_not_a_version_is_refused_naming_it(
         gradescope_files(python=text)
 
 
-@pytest.mark.parametrize("args, status", [(["{out}", "--python", "3.12"], 2), (["{out}", "--gradescope", "{zip}", "--python", "3.9"], 1)],
-                         ids=["without_gradescope", "too_old"])
-def test_the_command_refuses_a_wrong_python_in_one_line_and_writes_nothing(tmp_path, args, status):
+@pytest.mark.parametrize("args", [["{out}", "--python", "3.9"], ["{out}", "--gradescope", "{zip}", "--python", "3.10"]],
+                         ids=["handout", "with_gradescope"])
+def test_the_command_refuses_a_wrong_python_in_one_line_and_writes_nothing(tmp_path, args):
     zip_path, out = tmp_path / "autograder.zip", tmp_path / "handout"
     proc = subprocess.run([sys.executable, "-m", "grader", "handout", *[a.format(zip=zip_path, out=out) for a in args]],
                           cwd=ROOT, capture_output=True, text=True, timeout=120)
-    assert proc.returncode == status and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
+    assert proc.returncode == 1 and len(proc.stderr.strip().splitlines()) == 1, proc.stderr
     assert "--python" in proc.stderr and not zip_path.exists() and not out.exists()
+
+
+@pytest.mark.parametrize("python", [PYTHON_VERSION, "3.12"])
+def test_the_students_repository_asks_for_the_python_its_workflow_sets_up(python):
+    import tomllib
+
+    import yaml
+
+    from grader.classroom import classroom_workflow
+    from grader.config import load_config
+    from grader.handout import handout_pyproject, handout_readme
+
+    steps = yaml.safe_load(classroom_workflow([], {}, python))["jobs"]["run-autograding-tests"]["steps"]
+    assert [s["with"]["python-version"] for s in steps if s.get("uses", "").startswith("actions/setup-python")] == [python]
+    assert tomllib.loads(handout_pyproject(ROOT, python))["project"]["requires-python"] == f">={python}"
+    assert f"## Set-up (Python {python}+)" in handout_readme([], load_config(ROOT / "grading.yaml"), python)
+
+
+def test_the_command_gives_its_python_to_the_handout_and_to_gradescope(tmp_path, monkeypatch):
+    import grader.handout
+    from grader.__main__ import main
+
+    seen = {}
+    monkeypatch.setattr(grader.handout, "export_handout", lambda out, config, **kw: seen.setdefault("handout", kw["python"]) and [])
+    monkeypatch.setattr(grader.handout, "export_gradescope", lambda zip_path, **kw: seen.setdefault("gradescope", kw["python"]) and [])
+    (tmp_path / "out").mkdir()
+    assert main(["handout", str(tmp_path / "out"), "--gradescope", str(tmp_path / "a.zip"), "--python", "3.12"]) == 0
+    assert seen == {"handout": "3.12", "gradescope": "3.12"}
