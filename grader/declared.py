@@ -129,7 +129,9 @@ def not_installed(root: Path) -> list[Declared]:
     return [d for d in declared(root) if d.name not in have]
 
 
-def declares(root: Path, module: str) -> bool:
-    """Whether ``root`` declares (or its uv.lock pins) a distribution named as the top-level
-    module ``module`` (``rich``, ``omegaconf``: a dependency of its ``hydra-core``)."""
-    return canonical(module) in {d.name for d in declared(root)}
+def declared_among(root: Path, modules: list[str]) -> list[str]:
+    """Those of the top-level ``modules`` that ``root`` declares (or its uv.lock pins) as a
+    distribution of that name (``rich``; ``omegaconf``: a dependency of its ``hydra-core``),
+    its files read once."""
+    names = {d.name for d in declared(root)}
+    return [m for m in modules if canonical(m) in names]

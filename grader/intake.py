@@ -267,10 +267,10 @@ def declared_hint(root: Path, missing: list[str], installing: bool) -> str:
     ``pyproject.toml``, ``requirements.txt`` or ``uv.lock``): they work at home, so the
     instructor knows the lost points are the environment's, and how to grade with them
     (unless this grading tried, ``installing``); those never installed for grading said apart."""
-    from .declared import declares
+    from .declared import declared_among
     from .install import never_installed
 
-    mine = [n for n in missing if declares(Path(root), n)]
+    mine = declared_among(Path(root), missing)
     kept = [n for n in mine if never_installed(n)]
     can = [n for n in mine if n not in kept]
     out = ""
