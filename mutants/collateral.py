@@ -79,6 +79,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "specials_deleted_not_boundaries": ("*special_tokens_are*",),
     "pairs_not_weighted_by_frequency": ("*weighted*",),
     "counts_not_updated_after_merge": ("*pair_counts*",),
+    "pair_between_occurrences_subtracted_twice": ("*pair_counts*",),
     "one_merge_too_many": ("*vocab_size*", "*vocab_layout*", "*stops_early*"),
     "vocab_size_ignores_specials": ("*vocab_size*", "*vocab_layout*"),
     "repeated_specials_not_deduplicated": ("*repeated_special*",),

@@ -30,7 +30,9 @@ from pathlib import Path
 import pytest
 
 from grader.config import load_config
+from grader.report import KNOWN_BUG_PREFIX
 from harness.impl import ROOT, Implementation, LocalBackend
+from mutants.catalogue import by_name
 
 from .support import build_layout as build
 from .prefetch import prefetched
@@ -70,6 +72,11 @@ CS336_MISSED_BUGS = {
         "tests/public/test_tokenizer.py::test_specials_missing_from_vocab_get_distinct_new_ids",
         "tests/public/test_tokenizer.py::test_special_token_is_one_id_wherever_it_appears"]),
 }
+# A real CS336 trainer's counting bug, catalogued (docs/cs336.md: weiddeng; mutants/catalogue/
+# training.py works an example by hand): its merges differ from the reference's, the rule
+# CS336's test_train_bpe states, so it must lose CS336 train_bpe points, its failures naming it
+REAL_COUNTING_BUG = "pair_between_occurrences_subtracted_twice"
+REAL_COUNTING_SELECTION = ["tests/cs336/test_cs336_contract.py::test_merges_and_vocab_match_the_reference_as_cs336_compares_them"]
 LAYOUT_LINE = {
     "stubs": "layout: stubs layout (adapters.py, package student/)",
     "own": "layout: own package layout (adapters.py, package mycode/)",
@@ -143,7 +150,7 @@ def build_inside_link(dest: Path) -> Path:
 CASES = [
     ("stubs", True, False), ("stubs", False, False), ("own", True, False), ("own", False, False),
     ("cs336", True, True), ("cs336", False, False), ("cs336_buggy", True, False),
-    *[(f"cs336:{bug}", True, False) for bug in [*CS336_VISIBLE_BUGS, *CS336_MISSED_BUGS, "specials_numbered_first"]],
+    *[(f"cs336:{bug}", True, False) for bug in [*CS336_VISIBLE_BUGS, *CS336_MISSED_BUGS, "specials_numbered_first", REAL_COUNTING_BUG]],
     ("failing", True, False), ("stub_only", True, False),
     ("student_link", True, False), ("hard_links", True, False), ("checkout_link", True, False),
 ]
@@ -176,6 +183,7 @@ def graded(prefetch) -> dict:
             return f"{name} could not be built here: {err}"  # the reason to skip it
         bug = layout.partition(":")[2]
         tests = None if whole else (ATTACK_TESTS if layout in BUILD else CS336_MISSED_BUGS[bug][1] if bug in CS336_MISSED_BUGS
+                                    else REAL_COUNTING_SELECTION if bug == REAL_COUNTING_BUG
                                     else CS336_SELECTION if bug else SELECTION)
         if case == RECORDED:
             record_adapter_calls(sub / "adapters.py", base / name / CALLS)
@@ -274,6 +282,22 @@ def test_a_bug_cs336s_suite_misses_on_a_rule_it_states_loses_points_in_that_part
     got, most = out.group_points()[part]
     assert got < most, f"{part}: {got}/{most}\n{_context(out)}"
     assert all(g == pytest.approx(m) for name, (g, m) in out.group_points().items() if name not in (part, "beyond_cs336")), _context(out)
+
+
+@pytest.mark.slow
+def test_a_real_trainers_counting_bug_loses_cs336_train_bpe_points_and_is_named(graded):
+    out = graded[(f"cs336:{REAL_COUNTING_BUG}", True, False)]
+    assert "policy: grading-cs336.yaml" in out.stdout, _context(out)
+    assert list(out.group_points()) == ["train_bpe"], _context(out)
+    got, most = out.group_points()["train_bpe"]
+    assert most > 0 and got < most, f"train_bpe: {got}/{most}\n{_context(out)}"
+    failed = [t for t in out.results["tests"] if t["status"] == "failed"]
+    named = KNOWN_BUG_PREFIX + by_name(REAL_COUNTING_BUG).description
+    assert failed and all(named in t["output"] for t in failed), _context(out)
+    # the reference, graded on the whole suite in the same layout, passes these same entries
+    whole = graded[("cs336", True, True)]
+    same = [t for t in whole.results["tests"] if t["name"] in {f["name"] for f in failed}]
+    assert len(same) == len(failed) and all(t["status"] == "passed" for t in same), _context(whole)
 
 
 @pytest.mark.slow

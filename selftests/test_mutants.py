@@ -10,6 +10,7 @@ and the kill-rate table is printed to the CI log. The fork server's runs are che
 from __future__ import annotations
 
 import hashlib
+import importlib
 import re
 import subprocess
 import sys
@@ -124,6 +125,42 @@ def test_catalogue_covers_every_part():
 def test_every_mutant_still_applies_to_the_reference(mutant):
     # Fails (loudly) when a reference refactor moved a snippet a mutant replaces.
     assert mutated_sources(mutant)
+
+
+# mutants/catalogue/training.py works this example by hand: the counts (a, a) 1, (a, b) 2,
+# (b, a) 2 give (b, a), then (ba, ba) wins a tie at 1, then (a, b) beats (a, a) at 1 each;
+# taking the one (a, b) between the two (b, a) of "baba" away twice leaves it 0, so (a, a)
+HAND_WORKED_TEXT = "aab<|endoftext|>baba"
+HAND_WORKED_RIGHT = [(b"b", b"a"), (b"ba", b"ba"), (b"a", b"b")]
+HAND_WORKED_DOUBLE_SUBTRACTION = [(b"b", b"a"), (b"ba", b"ba"), (b"a", b"a")]
+
+
+@pytest.mark.parametrize("name, expected", [
+    ("pair_between_occurrences_subtracted_twice", HAND_WORKED_DOUBLE_SUBTRACTION),
+    ("control_trainer", HAND_WORKED_RIGHT),
+])
+def test_subtracting_the_pair_between_two_occurrences_twice_changes_the_hand_worked_merges(tmp_path, name, expected):
+    package = f"hand_worked_{name}"
+    build(by_name(name), tmp_path / "sub", package=package)
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(HAND_WORKED_TEXT, encoding="utf-8")
+    sys.path.insert(0, str(tmp_path / "sub"))
+    try:
+        train = importlib.import_module(f"{package}.train")
+        _, merges = train.train_bpe(str(corpus), 256 + 1 + 3, ["<|endoftext|>"])
+    finally:
+        sys.path.remove(str(tmp_path / "sub"))
+        for module in [m for m in sys.modules if m == package or m.startswith(package + ".")]:
+            del sys.modules[module]
+    assert merges == expected
+
+
+def test_the_reference_gives_the_hand_worked_merges(tmp_path):
+    from reference.train import train_bpe
+
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text(HAND_WORKED_TEXT, encoding="utf-8")
+    assert train_bpe(str(corpus), 256 + 1 + 3, ["<|endoftext|>"])[1] == HAND_WORKED_RIGHT
 
 
 def test_first_files_are_test_files_of_the_mutants_group(policy):

@@ -60,6 +60,27 @@ TRAINING: tuple[Mutant, ...] = (
         "counts and never build on merged tokens.",
         ("        for w in list(where[best]):\n", "        counts[best] = 0\n        for w in []:\n"),
     ),
+    # A real CS336 trainer's bug (docs/cs336.md: weiddeng). Its incremental update, merging
+    # the pair at each occurrence, takes away the occurrence's left and right neighbour pairs;
+    # where two occurrences are adjacent ('baba' merging (b, a)) the one pair between them,
+    # (a, b), is the right neighbour of the first and the left neighbour of the second, and is
+    # taken away twice. Hand-worked, "aab<|endoftext|>baba" with <|endoftext|> and vocab_size
+    # 260 (three merges): the counts are (a, a) 1, (a, b) 2 ("aab", "baba"), (b, a) 2, so
+    # (b, a) wins the tie at 2 (b > a), making "baba" [ba, ba]; the text then holds (a, a) 1,
+    # (a, b) 1 (in "aab") and (ba, ba) 1, and of that tie (ba, ba) is the greatest; then
+    # (a, a) 1 and (a, b) 1 tie and (a, b) wins. Merges [(b, a), (ba, ba), (a, b)]. With (a, b)
+    # taken away twice it counts 0 after the first merge, and the third merge is (a, a).
+    trainer(
+        "pair_between_occurrences_subtracted_twice",
+        "after merging a pair that occurs twice in a row in a pre-token (merging (b, a) in "
+        "'baba'), the count of the one pair between the two occurrences ((a, b)) is decreased "
+        "twice instead of once, so later merges see too low a count for it.",
+        ("                counts[pair] += f\n                where[pair].add(w)\n",
+         "                counts[pair] += f\n                where[pair].add(w)\n"
+         "            for pair in zip(ids, ids[1:]):\n"
+         "                if pair == (new_id, new_id):\n"
+         "                    counts[(best[1], best[0])] -= f\n"),
+    ),
     trainer(
         "one_merge_too_many",
         "the merge loop runs once too often (<= instead of <), so the vocabulary has one token too many.",
