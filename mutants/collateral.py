@@ -59,7 +59,7 @@ PAIR_COUNTS, MERGE = ("*pair_counts*",), ("*merge*",)
 PATTERN = ("*pretokeniz*", "*pretokens*")
 SPLIT = ("*split*", "*special*", "*pieces*", "*endoftext*", "*one_piece*")
 ENCODE_SPECIALS = ("*special*", "*endoftext*")
-FILES = ("*save*", "*load*", "*file*", "*vocab_json*", "*merges_txt*", "*line*", "*gpt2_table*", "*gpt2_byte*")
+FILES = ("*save*", "*saving*", "*load*", "*file*", "*vocab_json*", "*merges_txt*", "*line*", "*gpt2_table*", "*gpt2_byte*")
 
 # the tests stating each mutant's own rule (globs over test function names)
 RULES: dict[str, tuple[str, ...]] = {
