@@ -5,7 +5,9 @@ arguments, outcome) when :mod:`mutants.plugin` asks. When a test fails, the grad
 asks that plugin, which calls :func:`diagnose` with the test's group (by the grading policy)
 and its records: it replays the last few recorded calls
 on the reference and on each catalogued mutant of the test's part (built once per session,
-each under its own package name, loaded in this process). If every call where the
+each under its own package name, loaded in this process), after the bugs earlier failures of
+other parts matched (a pre-tokenization bug makes encode fail too, where an encode bug of
+the part may fit the same case: the bug already found is the likelier cause). If every call where the
 submission disagrees with the reference gives the submission's exact outcome on a mutant,
 its description is the answer, and the failure gets one more line:
 ``this matches a known bug: <description>`` (the grading plugin writes it). A small case can fit
@@ -142,6 +144,7 @@ class Replayer:
         self.spent = 0.0
         self.misses: dict[str, int] = {}  # part -> failures that matched no mutant
         self.last: dict[str, Mutant] = {}  # part -> the mutant matched last (tried first)
+        self.found: list[Mutant] = []  # every mutant matched first for a failure, in order
 
     def backend(self, mutant: Mutant | None):
         name = "reference" if mutant is None else mutant.name
@@ -174,15 +177,17 @@ class Replayer:
             return err
 
     def diagnose(self, group: str | None, records: list) -> list[Mutant]:
-        """The catalogued bugs of ``group`` that give every wrong outcome in ``records``: the
-        first found, and on small inputs (:func:`_small`) every other one too (up to
-        ``MAX_NAMED``), since a small case can fit several bugs alike."""
+        """The catalogued bugs of ``group`` (the bugs found for other groups' failures tried
+        first) that give every wrong outcome in ``records``: the first found, and on small
+        inputs (:func:`_small`) every other one too (up to ``MAX_NAMED``), since a small case
+        can fit several bugs alike."""
         if self.spent > SESSION_BUDGET or not records:
             return []
         start = time.process_time()
         try:
-            candidates = [m for m in CATALOGUE if m.group == group]
-            if not candidates or self.misses.get(group, 0) >= GROUP_MISSES:
+            earlier = [m for m in self.found if m.group != group]
+            candidates = earlier + [m for m in CATALOGUE if m.group == group]
+            if len(candidates) == len(earlier) or self.misses.get(group, 0) >= GROUP_MISSES:
                 return []
             recent = [r for r in records[-MAX_CALLS:] if _replayable(r[0])]
             if any(isinstance(got, Large) for _, got in recent):
@@ -193,7 +198,7 @@ class Replayer:
             # Mutants named after the wrong call (decode_*, merge_*) first: each mutant tried
             # may have to build a GPT-2-sized tokenizer, and the budget is per failure.
             names = {(c[2] if c[0] == "method" else c[1].removeprefix("run_")) for c, _ in wrong}
-            candidates.sort(key=lambda m: (m is not self.last.get(group), not any(n in m.name for n in names)))
+            candidates.sort(key=lambda m: (m not in earlier, m is not self.last.get(group), not any(n in m.name for n in names)))
             matched: list[Mutant] = []
             small = _small(wrong)  # once: it reads the sizes of the files the calls name
             for mutant in candidates:
@@ -205,6 +210,7 @@ class Replayer:
                         break
             if matched:
                 self.last[group] = matched[0]
+                self.found += [matched[0]] if matched[0] not in self.found else []
                 return matched
             self.misses[group] = self.misses.get(group, 0) + 1
             return []

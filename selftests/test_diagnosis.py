@@ -164,6 +164,27 @@ def test_a_case_that_fits_one_known_bug_names_that_one_only():
     assert found == ["encode_merges_in_sorted_order"], found
 
 
+def test_a_bug_found_in_an_earlier_part_is_named_first_when_it_explains_a_later_failure():
+    """A submission whose GPT-2 pattern lacks the ``\\s+(?!\\S)`` branch fails Part 3, and its
+    encode fails in Part 5 on the same double spaces: there it was told "encode splits the text
+    on whitespace only", a bug of encode that fits the case alike. The pattern bug, found in
+    Part 3 and giving every wrong outcome here too, is named first."""
+    from mutants import diagnose as D
+
+    pattern_bug = by_name("pattern_missing_trailing_space_branch")
+    replayer = D.Replayer()
+    split = ("call", "run_pretokenize", ("a  b",))
+    assert [m.name for m in replayer.diagnose("pretokenize", [(split, replayer.run(pattern_bug, split))])][:1] == [pattern_bug.name]
+    # merge " " + "b": the GPT-2 pattern gives "a", " ", " b" -> [a, space, " b"]; without the
+    # branch "a", "  ", "b" -> four single bytes
+    [(call, _)] = small_vocab_records([(b" ", b"b")], "a  b", [])
+    got = replayer.run(pattern_bug, call)
+    assert got == [97, 32, 32, 98] and replayer.run(None, call) == [97, 32, 256]
+    found = [m.name for m in replayer.diagnose("tokenizer", [(call, got)])]
+    assert found[:1] == [pattern_bug.name], found
+    assert [m.name for m in D.Replayer().diagnose("tokenizer", [(call, got)])][:1] != [pattern_bug.name]  # not without Part 3's
+
+
 def test_a_training_on_a_large_file_stops_at_the_first_known_bug_that_fits(tmp_path, monkeypatch):
     """A training call's arguments are a path, a few characters: the file it names counts too.
     Taken as a small case, every other mutant of the part was tried on the hidden tests'
