@@ -172,6 +172,21 @@ def test_pair_counts_are_weighted_by_pretoken_frequency(impl, tmp_path):
     assert_merges_equal(merges, [(b"x", b"y"), (b"d", b"e")], word_counts=word_counts(text))
 
 
+def test_pair_counts_after_a_merge_count_the_pair_between_two_occurrences_once(impl, tmp_path):
+    # One pre-token (all letters): three runs "baba" and two more "ab", kept apart by c d e f.
+    #   counts: (b,a)=6, (a,b)=3+2=5, every other pair 1
+    #   0: (b,a)=6                             -> each "baba" becomes ba ba: its (a,b) is gone
+    #   1: (ba,ba)=3, (a,b)=5-3=2, the rest 1  -> (ba,ba)
+    #   2: (a,b)=2, the rest 1                 -> (a,b)
+    # The (a,b) inside "baba" lies between two occurrences of (b,a): taken away once for each
+    # (twice), (a,b) falls to 5-6=-1 and step 2 is some pair of count 1. No step is a tie, no
+    # pre-token repeats, no byte follows itself: only this count decides. (The first three
+    # merges only: how many there are is the vocabulary size's rule.)
+    text = "babacbabadbabaeabfab"
+    _, merges = train(impl, tmp_path, text, 256 + 3)
+    assert_merges_equal(merges[:3], [(b"b", b"a"), (b"ba", b"ba"), (b"a", b"b")], word_counts=word_counts(text))
+
+
 # ---- ties --------------------------------------------------------------------------------
 
 # Words are separated by "\n", which is a single-byte pre-token of its own, so the only pairs
