@@ -9,15 +9,24 @@ the one distribution named in the submission's ``pyproject.toml`` (``[project]``
 version, or ``[tool.poetry]``'s): its ``METADATA`` holds that name and version, nothing
 else (no files, no entry points, no requirements). The submission's build never runs. A
 distribution that really is installed under that name is found first (the finder is last).
+Processes the submission starts with ``multiprocessing``'s ``spawn`` or ``forkserver`` are new
+interpreters: they get this process's ``sys.path``, not its ``sys.meta_path``, so the same
+``METADATA`` is also written as a ``NAME-VERSION.dist-info`` folder in a folder of this
+process's own, last on ``sys.path`` (removed at exit; in the isolated worker it lies in the
+worker's private TMPDIR): there they find it as they would installed (a real repository's
+trainer, a ``spawn`` pool whose workers import its package, hung without it).
 Used by the isolated worker and by in-process runs alike (:func:`harness.dispatch.import_adapters`).
 """
 
 from __future__ import annotations
 
+import atexit
 import importlib.metadata as md
 import os
 import re
+import shutil
 import sys
+import tempfile
 import tomllib  # not lazily: the worker imports this before dropping privileges (a stdlib under /root is closed after)
 from typing import Any
 
@@ -78,12 +87,42 @@ class OwnMetadataFinder(md.DistributionFinder):
             yield self.distribution
 
 
+_on_disk: list[str] = []  # this process's folder of on-disk metadata, once made
+
+
+def on_disk_folder() -> str:
+    """This process's folder for the submission's ``.dist-info`` (made once, removed at exit)."""
+    if not _on_disk or not os.path.isdir(_on_disk[0]):
+        _on_disk[:] = [tempfile.mkdtemp(prefix="bpe-own-metadata-")]
+        atexit.register(shutil.rmtree, _on_disk[0], True)
+    return _on_disk[0]
+
+
+def _write_on_disk(found: tuple[str, str] | None) -> None:
+    """The ``.dist-info`` of ``found`` (name, version) alone in :func:`on_disk_folder`, last on
+    ``sys.path``; with None, that folder emptied."""
+    folder = on_disk_folder()
+    for entry in os.listdir(folder):  # an earlier submission's
+        shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
+    if found is None:
+        return
+    name, version = found
+    dist = os.path.join(folder, f"{normalize(name)}-{re.sub(r'[^A-Za-z0-9.+]', '_', version)}.dist-info")
+    os.mkdir(dist)
+    with open(os.path.join(dist, "METADATA"), "w", encoding="utf-8") as f:
+        f.write(_Distribution(name, version, folder)._metadata)
+    if folder not in sys.path:
+        sys.path.append(folder)
+
+
 def provide(root: str) -> tuple[str, str] | None:
     """Make the package metadata of the submission in ``root`` available (replacing that of
-    a submission provided before in this process); ``(name, version)``, or None when its
-    ``pyproject.toml`` names no package."""
+    a submission provided before in this process), to this process and to the processes it
+    starts; ``(name, version)``, or None when its ``pyproject.toml`` names no package."""
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, OwnMetadataFinder)]
     found = project_name_version(root)
     if found is not None:
         sys.meta_path.append(OwnMetadataFinder(*found, root))
+    if found is not None or _on_disk:
+        _write_on_disk(found)
     return found

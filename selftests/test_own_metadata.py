@@ -6,6 +6,7 @@ the ``cs336`` extra, and their absence is named on the note line."""
 from __future__ import annotations
 
 import importlib.metadata
+import shutil
 import sys
 import tomllib
 from pathlib import Path
@@ -77,30 +78,64 @@ def test_only_the_submissions_own_name_is_provided(tmp_path):
         Implementation(LocalBackend("student", sub)).run_pretokenize("x")
 
 
-def test_an_installed_distribution_of_the_same_name_is_found_first(tmp_path):
+@pytest.fixture
+def restored():
+    """sys.meta_path and sys.path as they were, the on-disk metadata emptied, after the test."""
+    meta_path, path = sys.meta_path[:], sys.path[:]
+    yield
+    sys.meta_path[:], sys.path[:] = meta_path, path
+    if own_metadata._on_disk:
+        for entry in Path(own_metadata.on_disk_folder()).iterdir():
+            shutil.rmtree(entry)
+
+
+def test_an_installed_distribution_of_the_same_name_is_found_first(tmp_path, restored):
     sub = tmp_path / "sub"
     sub.mkdir()
     (sub / "pyproject.toml").write_text('[project]\nname = "pytest"\nversion = "0.0.1"\n')
-    before = sys.meta_path[:]
-    try:
-        assert own_metadata.provide(str(sub)) == ("pytest", "0.0.1")
-        assert importlib.metadata.version("pytest") == importlib.metadata.distribution("pytest").version != "0.0.1"
-    finally:
-        sys.meta_path[:] = before
+    assert own_metadata.provide(str(sub)) == ("pytest", "0.0.1")
+    assert importlib.metadata.version("pytest") == importlib.metadata.distribution("pytest").version != "0.0.1"
 
 
-def test_a_later_submission_replaces_the_earlier_ones_metadata(tmp_path):
-    before = sys.meta_path[:]
-    try:
-        for version in ("1.0", "2.0"):
-            sub = tmp_path / version
-            sub.mkdir()
-            (sub / "pyproject.toml").write_text(f'[project]\nname = "cs336_basics"\nversion = "{version}"\n')
-            own_metadata.provide(str(sub))
-            assert importlib.metadata.version("cs336_basics") == version
-        assert sum(isinstance(f, own_metadata.OwnMetadataFinder) for f in sys.meta_path) == 1
-    finally:
-        sys.meta_path[:] = before
+def test_a_later_submission_replaces_the_earlier_ones_metadata(tmp_path, restored):
+    for version in ("1.0", "2.0"):
+        sub = tmp_path / version
+        sub.mkdir()
+        (sub / "pyproject.toml").write_text(f'[project]\nname = "cs336_basics"\nversion = "{version}"\n')
+        own_metadata.provide(str(sub))
+        assert importlib.metadata.version("cs336_basics") == version
+    assert sum(isinstance(f, own_metadata.OwnMetadataFinder) for f in sys.meta_path) == 1
+    assert [p.name for p in Path(own_metadata.on_disk_folder()).iterdir()] == ["cs336_basics-2.0.dist-info"]
+
+
+SPAWNS = """import multiprocessing
+
+import cs336_basics
+
+
+def version():
+    return cs336_basics.__version__
+
+
+def spawned_version():
+    with multiprocessing.get_context("{method}").Pool(1) as pool:
+        return pool.apply_async(version).get(timeout=60)
+"""
+
+
+@pytest.mark.skipif(sys.platform != "linux", reason="isolated workers need Linux")
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+@pytest.mark.parametrize("method", ["spawn", "forkserver"])
+def test_a_process_the_submission_spawns_finds_its_package_metadata_too(tmp_path, isolate, method, restored):
+    # a new interpreter gets sys.path, not sys.meta_path: a real CS336 trainer's spawn pool,
+    # whose workers import its package (reading its version), hung, each worker failing with
+    # PackageNotFoundError where, installed at home, it trains (here: 60 s, then TimeoutError)
+    sub = submission(tmp_path, '[project]\nname = "cs336_basics"\nversion = "1.0.6"\n')
+    (sub / "cs336_basics" / "spawns.py").write_text(SPAWNS.format(method=method))
+    (sub / "tests" / "adapters.py").write_text(
+        "def run_pretokenize(text):\n    from cs336_basics.spawns import spawned_version\n\n    return [spawned_version()]\n"
+    )
+    assert version_seen(sub, isolate) == "1.0.6"
 
 
 def test_the_cs336_extra_lists_the_tokenizer_packages_of_cs336s_environment():
