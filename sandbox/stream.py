@@ -3,7 +3,8 @@
 Input goes over in chunks of about ``CHUNK_CHARS`` characters when the worker asks for
 them ("need"); ids come back in batches ("ids"); "ok" or "err" ends it, "aborted" answers an
 "abort". Every loop here is bounded: by the call's deadline over the whole exchange and by
-the input itself (at most one id per byte received).
+the input itself (at most one id per byte received). An exception the input raises is the
+caller's at once, the worker's side stopped, as it is in-process.
 """
 
 from __future__ import annotations
@@ -92,7 +93,15 @@ class Stream:
                         msg = self._next(f"running {self.name}(...)")
                         kind = msg[0]
                         if kind == "need":
-                            self._feed(source)
+                            try:
+                                self._feed(source)
+                            except Exception:
+                                # the input raised (a test's endless stream read too far): the
+                                # worker, waiting for it, is told to stop, and the exception is
+                                # the caller's at once, as in-process (not a wait to the deadline)
+                                self.ended = True
+                                self.proc.send(["abort", self.rid])
+                                raise
                             continue
                     except WorkerFailure as err:
                         self.finished = True

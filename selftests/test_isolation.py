@@ -81,6 +81,46 @@ def test_streams_are_chunked_and_can_be_abandoned(reference):
     )
 
 
+class InputTooFar(Exception):
+    pass
+
+
+def endless(limit: int):
+    for _ in range(limit):
+        yield "hello world "
+    raise InputTooFar(f"read {limit} chunks")
+
+
+@pytest.mark.parametrize("reads", ["all", "some"])
+def test_an_exception_the_input_raises_reaches_the_caller_at_once(make, reads):
+    # the public laziness tests' endless input raises after 10,000 chunks: an encode_iterable
+    # that reads it all (a real CS336 tokenizer buffers 67 million lines) waited for more input
+    # until the call's deadline (120 s under the CS336 policy) and failed with a timeout, three
+    # such tests stopping every later call of encode_iterable; in-process the exception is at once
+    impl = make(
+        """
+        class Tok:
+            def encode_iterable(self, iterable):
+                it = iter(iterable)
+                if READS == "some":
+                    next(it)
+                    yield 1
+                yield len("".join(it))
+
+
+        def get_tokenizer(vocab, merges, special_tokens=None):
+            return Tok()
+        """.replace("READS", repr(reads)),
+        limits=IsolationLimits(call_timeout=30.0, term_grace=0.3),
+    )
+    tok = impl.get_tokenizer({}, [])
+    started = time.monotonic()
+    with pytest.raises(InputTooFar, match="read 10000 chunks"):
+        list(tok.encode_iterable(endless(10_000)))
+    assert time.monotonic() - started < 10
+    assert list(tok.encode_iterable(["ab", "c"])) == ([1, 1] if reads == "some" else [3])  # the worker still answers
+
+
 def test_paths_are_copied_in_and_written_files_copied_back(reference, tmp_path):
     corpus = tmp_path / "corpus.txt"
     corpus.write_text("low lower lowest " * 50 + "<|endoftext|>" + "new newer " * 20)
