@@ -253,7 +253,7 @@ class GradingSession:
             test.output = (test.output + "\n" + text).strip()[:MAX_OUTPUT]
         elif report.skipped and test.outcome != "failed":
             test.outcome = "skipped"
-            test.output = report.longreprtext[:MAX_OUTPUT] if report.longreprtext else "skipped"
+            test.output = skip_reason(report)[:MAX_OUTPUT]
         elif report.when == "call" and report.passed and test.outcome == "not run":
             test.outcome = "passed"
         if report.when == "teardown":
@@ -294,6 +294,14 @@ class GradingSession:
     def pytest_sessionfinish(self, session, exitstatus) -> None:
         self.write(exitstatus=int(exitstatus), seconds=time.monotonic() - self.started)
         self.journal.close()
+
+
+def skip_reason(report: pytest.TestReport) -> str:
+    """What a skipped test says: its reason alone. pytest keeps a skip as (path, line,
+    "Skipped: reason"), whose text is that tuple's repr, with the test file's path."""
+    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
+        return str(report.longrepr[2]).removeprefix("Skipped: ") or "skipped"
+    return report.longreprtext or "skipped"
 
 
 def note_failure(test: Case) -> None:

@@ -15,7 +15,7 @@ from hypothesis import strategies as st
 from grader.config import load_config
 from grader.feedback import md_block, md_code, md_text
 from grader.points import largest_remainder, proportional_cents
-from grader.grading_plugin import MAX_OUTPUT
+from grader.grading_plugin import MAX_OUTPUT, skip_reason
 from grader.report import Case, RunReport, known_bug_line
 from grader.feedback import HIDDEN_NOTE, HIDDEN_NOTES
 from grader.formats import gradescope_json, top_failures
@@ -267,3 +267,14 @@ def test_a_submissions_hostile_text_stays_inside_the_code_block_of_its_entry(tmp
     assert "pwned <script>" in block  # shown literally inside the block
     outside = re.sub(r"(`+).*?\1", "", (before + after).replace("**0 of 2 cases passed**", ""))  # our own markup
     assert "<" not in outside and not re.search(r"(?<!\\)[*_\[\]`]", outside), outside
+
+
+def test_a_skipped_case_is_told_by_its_reason_not_by_pytests_tuple():
+    # pytest keeps a skip as (path, line, "Skipped: reason"); its text is the tuple's repr,
+    # which a skipped rejection case showed as its feedback, with the test file's path
+    reason = "not graded until loading valid files (from_files) works: it raised ValueError: no id for byte 0"
+    path = str(ROOT / "tests" / "public" / "test_tokenizer_rules.py")
+    report = pytest.TestReport("t.py::test_x[a]", ("t.py", 40, "test_x[a]"), {}, "skipped", (path, 50, f"Skipped: {reason}"), "call")
+    assert report.longreprtext.startswith("(") and path in report.longreprtext
+    assert skip_reason(report) == reason
+    assert skip_reason(pytest.TestReport("t.py::y", ("t.py", 1, "y"), {}, "skipped", None, "setup")) == "skipped"
