@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import importlib.metadata
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -16,6 +17,7 @@ import pytest
 from grader.grade import GradeRequest
 from grader.intake import CS336_EXTRA, submission_notes
 from harness import own_metadata
+from harness.childenv import child_env
 from harness.impl import ROOT, BrokenImplementation, Implementation, LocalBackend
 
 VERSION_AT_IMPORT = 'import importlib.metadata\n\n__version__ = importlib.metadata.version("{name}")\n'
@@ -135,7 +137,16 @@ def test_a_process_the_submission_spawns_finds_its_package_metadata_too(tmp_path
     (sub / "tests" / "adapters.py").write_text(
         "def run_pretokenize(text):\n    from cs336_basics.spawns import spawned_version\n\n    return [spawned_version()]\n"
     )
-    assert version_seen(sub, isolate) == "1.0.6"
+    if isolate:
+        assert version_seen(sub, isolate) == "1.0.6"
+        return
+    # in-process in a process of its own: a forkserver and the resource tracker such a pool
+    # starts live until their process ends, and later tests check this one has no children
+    code = ("import sys; from harness.impl import Implementation, LocalBackend; "
+            f"print(Implementation(LocalBackend('student', {str(sub)!r})).run_pretokenize('x')[0])")
+    proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180,
+                          env=child_env(keep=("PYTHONPATH",)), stdin=subprocess.DEVNULL)
+    assert proc.stdout.strip() == "1.0.6", proc.stdout + proc.stderr
 
 
 def test_the_cs336_extra_lists_the_tokenizer_packages_of_cs336s_environment():
