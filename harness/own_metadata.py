@@ -12,23 +12,23 @@ distribution that really is installed under that name is found first (the finder
 Processes the submission starts with ``multiprocessing``'s ``spawn`` or ``forkserver`` are new
 interpreters: they get this process's ``sys.path``, not its ``sys.meta_path``, so the same
 ``METADATA`` is also written as a ``NAME-VERSION.dist-info`` folder in a folder of this
-process's own, last on ``sys.path`` (removed at exit; in the isolated worker it lies in the
-worker's private TMPDIR): there they find it as they would installed (a real repository's
+process's own, last on ``sys.path`` (removed at exit, or by a later process when this one
+was killed; in the isolated worker it lies in the worker's private TMPDIR): there they find it as they would installed (a real repository's
 trainer, a ``spawn`` pool whose workers import its package, hung without it).
 Used by the isolated worker and by in-process runs alike (:func:`harness.dispatch.import_adapters`).
 """
 
 from __future__ import annotations
 
-import atexit
 import importlib.metadata as md
 import os
 import re
 import shutil
 import sys
-import tempfile
 import tomllib  # not lazily: the worker imports this before dropping privileges (a stdlib under /root is closed after)
 from typing import Any
+
+from .proc_folders import own_folder
 
 MAX_PYPROJECT_BYTES = 1_000_000  # a bigger pyproject.toml is not read
 NO_VERSION = "0.0.0"  # for a name whose version is dynamic (computed by the build) or missing
@@ -87,15 +87,26 @@ class OwnMetadataFinder(md.DistributionFinder):
             yield self.distribution
 
 
-_on_disk: list[str] = []  # this process's folder of on-disk metadata, once made
+_on_disk: list[tuple[int, str]] = []  # (pid, folder): this process's folder of on-disk metadata, once made
+PREFIX = "bpe-own-metadata-"
 
 
 def on_disk_folder() -> str:
-    """This process's folder for the submission's ``.dist-info`` (made once, removed at exit)."""
-    if not _on_disk or not os.path.isdir(_on_disk[0]):
-        _on_disk[:] = [tempfile.mkdtemp(prefix="bpe-own-metadata-")]
-        atexit.register(shutil.rmtree, _on_disk[0], True)
-    return _on_disk[0]
+    """This process's folder for the submission's ``.dist-info`` (made once per process, a
+    forked one too; :func:`harness.proc_folders.own_folder`: removed at exit, or by a later
+    process when this one ended without running ``atexit``)."""
+    if not _on_disk or _on_disk[0][0] != os.getpid() or not os.path.isdir(_on_disk[0][1]):
+        _on_disk[:] = [(os.getpid(), str(own_folder(PREFIX)))]
+    return _on_disk[0][1]
+
+
+def _installed(name: str) -> bool:
+    """A distribution ``name`` that ``importlib.metadata`` finds without this module's help."""
+    try:
+        md.distribution(name)
+    except md.PackageNotFoundError:
+        return False
+    return True
 
 
 def _write_on_disk(found: tuple[str, str] | None) -> None:
@@ -120,9 +131,12 @@ def provide(root: str) -> tuple[str, str] | None:
     a submission provided before in this process), to this process and to the processes it
     starts; ``(name, version)``, or None when its ``pyproject.toml`` names no package."""
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, OwnMetadataFinder)]
+    if _on_disk and _on_disk[0][0] == os.getpid():
+        _write_on_disk(None)  # an earlier submission's
     found = project_name_version(root)
     if found is not None:
+        installed = _installed(found[0])  # found first anyway, by this process and the ones it starts
         sys.meta_path.append(OwnMetadataFinder(*found, root))
-    if found is not None or _on_disk:
-        _write_on_disk(found)
+        if not installed:
+            _write_on_disk(found)
     return found

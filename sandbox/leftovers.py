@@ -19,17 +19,12 @@ import signal
 from pathlib import Path
 from typing import Any
 
+from harness.proc_folders import start_time
+
 STATE_ENV = "BPE_GRADER_STATE"
 FILE = "workers.jsonl"
 
 
-def start_time(pid: int) -> int | None:
-    """The start time of process ``pid`` (clock ticks since boot), None if it is gone."""
-    try:
-        with open(f"/proc/{pid}/stat", "rb") as f:
-            return int(f.read().rsplit(b")", 1)[1].split()[19])
-    except (OSError, ValueError, IndexError):
-        return None
 
 
 def record(**fields: Any) -> None:

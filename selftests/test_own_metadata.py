@@ -6,6 +6,7 @@ the ``cs336`` extra, and their absence is named on the note line."""
 from __future__ import annotations
 
 import importlib.metadata
+import os
 import shutil
 import subprocess
 import sys
@@ -18,6 +19,7 @@ from grader.grade import GradeRequest
 from grader.intake import CS336_EXTRA, submission_notes
 from harness import own_metadata
 from harness.childenv import child_env
+from harness.proc_folders import own_folder, start_time
 from harness.impl import ROOT, BrokenImplementation, Implementation, LocalBackend
 
 VERSION_AT_IMPORT = 'import importlib.metadata\n\n__version__ = importlib.metadata.version("{name}")\n'
@@ -147,6 +149,26 @@ def test_a_process_the_submission_spawns_finds_its_package_metadata_too(tmp_path
     proc = subprocess.run([sys.executable, "-c", code], cwd=ROOT, capture_output=True, text=True, timeout=180,
                           env=child_env(keep=("PYTHONPATH",)), stdin=subprocess.DEVNULL)
     assert proc.stdout.strip() == "1.0.6", proc.stdout + proc.stderr
+
+
+def test_a_metadata_folder_whose_process_is_gone_is_removed_by_the_next_one(tmp_path):
+    # a process ending without atexit (killed, or forked and ending with os._exit, as the
+    # mutant catalogue's runs do) left its folder in TMPDIR for good (12 in /tmp in one morning)
+    gone = tmp_path / f"{own_metadata.PREFIX}999999999-1-x"  # above any pid
+    alive = tmp_path / f"{own_metadata.PREFIX}{os.getpid()}-{start_time(os.getpid())}-y"
+    gone.mkdir()
+    alive.mkdir()
+    made = own_folder(own_metadata.PREFIX, str(tmp_path))
+    assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, made.name])
+    shutil.rmtree(made)
+
+
+def test_an_installed_distribution_gets_no_copy_on_disk(tmp_path, restored):
+    sub = tmp_path / "sub"
+    sub.mkdir()
+    (sub / "pyproject.toml").write_text('[project]\nname = "pytest"\nversion = "0.0.1"\n')
+    own_metadata.provide(str(sub))
+    assert not own_metadata._on_disk or not any(Path(own_metadata.on_disk_folder()).iterdir())
 
 
 def test_the_cs336_extra_lists_the_tokenizer_packages_of_cs336s_environment():

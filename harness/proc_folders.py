@@ -1,0 +1,47 @@
+"""Folders a process keeps for its own lifetime, that outlive no process for long.
+
+A folder made by :func:`own_folder` is named after its process (pid and start time) and
+removed when the process exits; a process that ends without running ``atexit`` (killed, or a
+forked one ending with ``os._exit``) leaves it, and the next :func:`own_folder` of the same
+prefix in that parent removes the folders of this user whose process is gone.
+"""
+
+from __future__ import annotations
+
+import atexit
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+
+def start_time(pid: int) -> int | None:
+    """The start time of process ``pid`` (clock ticks since boot), None if it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", "rb") as f:
+            return int(f.read().rsplit(b")", 1)[1].split()[19])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+def remove_orphans(parent: Path, prefix: str) -> None:
+    """Remove the folders ``prefix<pid>-<start>-*`` in ``parent`` of this user whose process is gone."""
+    for folder in parent.glob(prefix + "*-*-*"):
+        pid, start = folder.name.removeprefix(prefix).split("-")[:2]
+        try:
+            if folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.geteuid() \
+                    and str(start_time(int(pid))) != start:
+                shutil.rmtree(folder, ignore_errors=True)
+        except (OSError, ValueError):
+            continue
+
+
+def own_folder(prefix: str, parent: str | None = None) -> Path:
+    """A new folder ``prefix<pid>-<start>-<random>`` in ``parent`` (default TMPDIR), removed at
+    exit; the orphans of that prefix there are removed first."""
+    where = Path(parent or tempfile.gettempdir())
+    remove_orphans(where, prefix)
+    pid = os.getpid()
+    folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{start_time(pid)}-", dir=where))
+    atexit.register(shutil.rmtree, folder, True)
+    return folder
