@@ -20,7 +20,7 @@ from .support import run_grade
 
 VACUOUS = Path(__file__).resolve().parent / "vacuous"
 KINDS = ["raise_everywhere", "return_empty"]
-pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]  # each test waits on whole-suite gradings
+pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # each test waits on whole-suite gradings
 
 # Tests that passed on one of them before they were made to check an ordinary case too
 # (the found-and-fixed list, 2026-11-23): each edge case must also fail on code that does nothing.
@@ -59,10 +59,17 @@ ONCE_VACUOUS = [
     "tests/public/test_encode_iterable.py::test_encode_iterable_of_nothing_yields_nothing",
     "tests/public/test_encode_iterable.py::test_encode_iterable_of_a_file_equals_encode_of_its_text",
 ]
+# --max-time for the whole-suite gradings: grading.yaml's budget (540 s) cut them short under a
+# load of 20 (a .ci/run, 2026-11-26: the speed group, graded last, not reached), and every
+# case must be graded for the once-vacuous check
+MAX_TIME = 1500
+
+
 def _grade_all(base: Path) -> dict:
     """Both submissions graded on the whole suite, with ``--report``, two at a time."""
     def one(kind: str):
-        return run_grade(base / kind, submission=VACUOUS / kind, quiet=True, report=True)
+        return run_grade(base / kind, submission=VACUOUS / kind, quiet=True, report=True, max_time=MAX_TIME,
+                         timeout=MAX_TIME + 120)
 
     with ThreadPoolExecutor(max_workers=2) as pool:
         return dict(zip(KINDS, pool.map(one, KINDS)))
@@ -88,7 +95,8 @@ def test_a_submission_that_implements_nothing_passes_no_once_vacuous_test(whole_
     run = whole_suite[kind]
     assert run.code == 0 and run.tests, f"{kind}: grading failed\n{run.stdout}\n{run.stderr}"
     report = run.report_data()
-    not_graded = [n for n in ONCE_VACUOUS if not [c for c in _cases_of(report, n) if c["outcome"] != "not run"]]
+    not_graded = {n: [c["output"][:200] for c in _cases_of(report, n)] for n in ONCE_VACUOUS
+                  if not [c for c in _cases_of(report, n) if c["outcome"] != "not run"]}
     assert not not_graded, f"{kind}: not graded: {not_graded}"
     passed = [c["nodeid"] for n in ONCE_VACUOUS for c in _cases_of(report, n) if c["outcome"] == "passed" or c["score"] > 0]
     assert not passed, f"{kind} passed: {passed}"
