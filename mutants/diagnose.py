@@ -18,7 +18,11 @@ Cheap by construction: at most ``MAX_CALLS`` calls, inputs above ``MAX_INPUT`` s
 a time budget per failure and per session, counted in this process's CPU time (the replays run
 here): a loaded machine stretches the wall time of the same work, and must not change which
 failures get a diagnosis (under a load of 25 the first diagnosis of a part, building its
-mutants, took 0.9 s of CPU and 17 s of wall time). Any problem turns the feature off silently.
+mutants, took 0.9 s of CPU and 17 s of wall time). One mutant's replay may take at most
+``REPLAY_MULTIPLE`` times the reference's plus ``REPLAY_FLOOR`` seconds of CPU, then it is
+stopped (``SIGPROF``) and counts as not fitting: merges_cross_pretokens trains on whole lines
+of a 500-merge case for 13 s, most of the failure's budget, and the bug that fitted, tried
+after it, went unnamed once CI's load stretched the CPU time of the others. Any problem turns the feature off silently.
 Off when ``BPE_DIAGNOSIS=0`` (the meta-test sets it) and in the student handout (no
 ``mutants/``, no ``reference/``).
 """
@@ -28,8 +32,12 @@ from __future__ import annotations
 import atexit
 import os
 import shutil
+import signal
 import tempfile
+import threading
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -48,6 +56,7 @@ GROUP_MISSES = 3  # failures of a part with no matching mutant before that part 
 MAX_NAMED = 4  # known bugs named for one failure, when a small case fits several alike
 SMALL_CALL = 5_000  # a call this small (see _size) replays on every mutant in no time
 MAX_HANDLES = 8  # tokenizers made for replays kept (each keeps its recipe alive)
+REPLAY_MULTIPLE, REPLAY_FLOOR = 5.0, 1.0  # one mutant's replay: CPU at most this x the reference's + this
 
 
 def enabled() -> bool:
@@ -100,6 +109,33 @@ def _same(a: Any, b: Any) -> bool:
     if isinstance(a, BaseException) or isinstance(b, BaseException):
         return isinstance(a, BaseException) and isinstance(b, BaseException) and type(a).__name__ == type(b).__name__
     return type(a) is type(b) and a == b
+
+
+class ReplayTooSlow(BaseException):
+    """A mutant's replay ran past its CPU limit (a BaseException: the mutant's code may catch
+    Exception)."""
+
+
+@contextmanager
+def cpu_limit(seconds: float) -> Iterator[None]:
+    """Raise :class:`ReplayTooSlow` in the block once this process has used ``seconds`` of
+    CPU in it (``ITIMER_PROF``). Only in the main thread (where a signal handler runs) and
+    when no one else handles ``SIGPROF`` (a profiler); elsewhere the block runs unlimited.
+    The exception may come as the block ends: catch it around the ``with``."""
+    if threading.current_thread() is not threading.main_thread() or signal.getsignal(signal.SIGPROF) not in (signal.SIG_DFL, None):
+        yield
+        return
+
+    def stop(signum: int, frame: Any) -> None:
+        raise ReplayTooSlow
+
+    previous = signal.signal(signal.SIGPROF, stop)
+    signal.setitimer(signal.ITIMER_PROF, max(seconds, 0.001))
+    try:
+        yield
+    finally:
+        signal.setitimer(signal.ITIMER_PROF, 0)
+        signal.signal(signal.SIGPROF, previous)
 
 
 PREFIX = "bpe-diagnosis-"
@@ -192,9 +228,11 @@ class Replayer:
             recent = [r for r in records[-MAX_CALLS:] if _replayable(r[0])]
             if any(isinstance(got, Large) for _, got in recent):
                 return []  # a result too large to keep: no catalogued bug returns one
+            reference_start = time.process_time()
             wrong = [(call, got) for call, got in recent if not _same(got, self.run(None, call))]
             if not wrong:
                 return []
+            limit = REPLAY_FLOOR + REPLAY_MULTIPLE * (time.process_time() - reference_start)
             # Mutants named after the wrong call (decode_*, merge_*) first: each mutant tried
             # may have to build a GPT-2-sized tokenizer, and the budget is per failure.
             names = {(c[2] if c[0] == "method" else c[1].removeprefix("run_")) for c, _ in wrong}
@@ -204,7 +242,7 @@ class Replayer:
             for mutant in candidates:
                 if time.process_time() - start > TEST_BUDGET or (matched and not small):
                     break
-                if all(_same(got, self.run(mutant, call)) for call, got in wrong):
+                if self._fits(mutant, wrong, limit):
                     matched.append(mutant)
                     if len(matched) == MAX_NAMED:
                         break
@@ -216,6 +254,17 @@ class Replayer:
             return []
         finally:
             self.spent += time.process_time() - start
+
+
+    def _fits(self, mutant: Mutant, wrong: list, limit: float) -> bool:
+        """Whether ``mutant`` gives every wrong outcome, its replays (not its build) stopped
+        past ``limit`` seconds of CPU."""
+        self.backend(mutant)
+        try:
+            with cpu_limit(limit):
+                return all(_same(got, self.run(mutant, call)) for call, got in wrong)
+        except ReplayTooSlow:
+            return False
 
 
 _replayer: Replayer | None = None

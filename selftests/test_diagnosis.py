@@ -130,6 +130,31 @@ def test_a_loaded_machine_gets_the_same_diagnosis(monkeypatch):
     assert [m.name for m in found][:1] == ["compression_ratio_characters"], found
 
 
+@pytest.mark.timeout(60)
+def test_a_mutant_whose_replay_runs_long_is_stopped_and_the_next_one_still_tried():
+    """One catalogued bug's replay may cost a hundred times the reference's (merges_cross_pretokens
+    trains a 500-merge case on whole lines for 13 s of CPU): it is stopped at its own limit, so
+    the bug that fits, tried after it, is still named within the failure's budget. Without the
+    limit this replay would never end."""
+    from mutants import diagnose as D
+
+    text = "café déjà vu, naïve façade"
+    records = [(("call", "run_compression_ratio", (text, list(text.encode()))), len(text) / len(text.encode()))]
+    replayer = D.Replayer()
+    run = replayer.run
+
+    def endless_first(mutant, call):
+        while mutant is not None and mutant.name == "compression_ratio_inverted":  # tried first: its name fits the call
+            pass
+        return run(mutant, call)
+
+    replayer.run = endless_first
+    start = time.process_time()
+    found = replayer.diagnose("warmup", records)
+    assert [m.name for m in found][:1] == ["compression_ratio_characters"], found
+    assert time.process_time() - start < D.TEST_BUDGET
+
+
 def small_vocab_records(merges: list[tuple[bytes, bytes]], text: str, got: list[int]) -> list:
     """The records of one ``encode(text)`` on a tokenizer of the 256 bytes (id = byte) and
     ``merges`` (ids from 256 up) that gave ``got``."""
