@@ -29,11 +29,8 @@ Off when ``BPE_DIAGNOSIS=0`` (the meta-test sets it) and in the student handout 
 
 from __future__ import annotations
 
-import atexit
 import os
-import shutil
 import signal
-import tempfile
 import threading
 import time
 from collections.abc import Iterator
@@ -42,6 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from harness.breaker import TimeLost
+from harness.proc_folders import own_folder
 from harness.recording import Large
 from sandbox import leftovers
 
@@ -146,25 +144,8 @@ def make_folder() -> Path:
     the grading's own temporary folder, which grade removes however this process ends (killed,
     it runs no atexit); in a plain pytest run, in TMPDIR, named after this process (pid and
     start time), and the folders there of processes of this user that are gone (killed ones)
-    are removed first."""
-    parent = os.environ.get(leftovers.STATE_ENV) or tempfile.gettempdir()
-    remove_orphans(Path(parent))
-    pid = os.getpid()
-    folder = Path(tempfile.mkdtemp(prefix=f"{PREFIX}{pid}-{leftovers.start_time(pid)}-", dir=parent))
-    atexit.register(shutil.rmtree, folder, True)
-    return folder
-
-
-def remove_orphans(parent: Path) -> None:
-    """Remove the diagnosis folders in ``parent`` of this user whose process is gone."""
-    for folder in parent.glob(PREFIX + "*-*-*"):
-        pid, start = folder.name.removeprefix(PREFIX).split("-")[:2]
-        try:
-            if folder.is_dir() and not folder.is_symlink() and folder.stat().st_uid == os.geteuid() \
-                    and str(leftovers.start_time(int(pid))) != start:
-                shutil.rmtree(folder, ignore_errors=True)
-        except (OSError, ValueError):
-            continue
+    are removed first (:func:`harness.proc_folders.own_folder`)."""
+    return own_folder(PREFIX, os.environ.get(leftovers.STATE_ENV))
 
 
 class Replayer:

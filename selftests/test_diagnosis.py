@@ -12,6 +12,7 @@ import shutil
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from concurrent.futures import ThreadPoolExecutor
@@ -312,7 +313,7 @@ def test_a_plain_run_removes_the_diagnosis_folders_of_killed_runs_only(tmp_path,
     for folder in (dead, alive, other):
         (folder / "m").mkdir(parents=True)
     monkeypatch.delenv(leftovers.STATE_ENV, raising=False)
-    monkeypatch.setattr(D.tempfile, "tempdir", str(tmp_path))
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))
     made = D.make_folder()
     try:
         assert not dead.exists() and alive.exists() and other.exists()
