@@ -97,8 +97,10 @@ def _small(wrong: list) -> bool:
     200,000-character training corpus are not)."""
 
     def size(call: tuple) -> int:
-        args = (call[2],) if call[0] == "call" else (call[1][1], call[3])
-        return _size(args[0] if call[0] == "call" else args) + sum(_file_bytes(a) for a in args)
+        if call[0] == "call":
+            return _size(call[2]) + _file_bytes(call[2])
+        recipe_args, method_args = call[1][1], call[3]
+        return _size((recipe_args, method_args)) + _file_bytes(recipe_args) + _file_bytes(method_args)
 
     return all(size(call) <= SMALL_CALL for call, _ in wrong)
 
@@ -235,7 +237,6 @@ class Replayer:
             return []
         finally:
             self.spent += time.process_time() - start
-
 
     def _fits(self, mutant: Mutant, wrong: list, limit: float) -> bool:
         """Whether ``mutant`` gives every wrong outcome, its replays (not its build) stopped

@@ -25,8 +25,6 @@ STATE_ENV = "BPE_GRADER_STATE"
 FILE = "workers.jsonl"
 
 
-
-
 def record(**fields: Any) -> None:
     """Append one record (``sandbox=...`` or ``pid=..., uid=...``) when a grading asked for it."""
     folder = os.environ.get(STATE_ENV)
