@@ -84,8 +84,10 @@ def _no_local_constants() -> None:
     imported so far (a submission's string literals among them). Which those are depends on
     whether the submission runs in this process or in the isolated worker, and on the tests
     that ran before, so the same seed gave different examples in ``pytest`` and ``pytest
-    --isolate``: keep to Hypothesis's global constants, the same everywhere. (No public
-    setting turns it off; without the function, there is nothing to turn off.)"""
+    --isolate``: keep to Hypothesis's global constants, the same everywhere. No public
+    setting turns it off, so this is the one private name of a dependency the project touches;
+    ``selftests/test_hypothesis_examples.py`` checks the examples from outside and fails when a
+    Hypothesis release moves the name (CI installs the newest)."""
     try:
         from hypothesis.internal.conjecture import providers
     except ImportError:  # pragma: no cover - an older or newer Hypothesis
