@@ -379,7 +379,7 @@ def export_handout(out: Path, config: Config, root: Path = ROOT, force: bool = F
 
 def main(out: Path | None, gradescope: Path | None, config: Path | None = None, force: bool = False, python: str = PYTHON_VERSION) -> int:
     try:
-        python_version(python)  # a wrong --python stops the export before anything is written
+        python = "{}.{}".format(*python_version(python))  # a wrong one stops it before anything is written
         if out is not None:
             for note in export_handout(out, load_config(policy_path(config)), force=force, python=python):
                 print(f"handout: note: {note}")

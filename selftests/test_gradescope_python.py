@@ -69,7 +69,8 @@ def test_the_students_repository_asks_for_the_python_its_workflow_sets_up(python
     assert f"## Set-up (Python {python}+)" in handout_readme([], load_config(ROOT / "grading.yaml"), python)
 
 
-def test_the_command_gives_its_python_to_the_handout_and_to_gradescope(tmp_path, monkeypatch):
+@pytest.mark.parametrize("typed", ["3.12", " 3.12 "])
+def test_the_command_gives_its_python_to_the_handout_and_to_gradescope_as_major_minor(tmp_path, monkeypatch, typed):
     import grader.handout
     from grader.__main__ import main
 
@@ -77,5 +78,5 @@ def test_the_command_gives_its_python_to_the_handout_and_to_gradescope(tmp_path,
     monkeypatch.setattr(grader.handout, "export_handout", lambda out, config, **kw: seen.setdefault("handout", kw["python"]) and [])
     monkeypatch.setattr(grader.handout, "export_gradescope", lambda zip_path, **kw: seen.setdefault("gradescope", kw["python"]) and [])
     (tmp_path / "out").mkdir()
-    assert main(["handout", str(tmp_path / "out"), "--gradescope", str(tmp_path / "a.zip"), "--python", "3.12"]) == 0
+    assert main(["handout", str(tmp_path / "out"), "--gradescope", str(tmp_path / "a.zip"), "--python", typed]) == 0
     assert seen == {"handout": "3.12", "gradescope": "3.12"}
