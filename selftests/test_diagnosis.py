@@ -156,6 +156,33 @@ def test_a_mutant_whose_replay_runs_long_is_stopped_and_the_next_one_still_tried
     assert time.process_time() - start < D.TEST_BUDGET
 
 
+@pytest.mark.timeout(300)  # CPU time again: the wall time of 4 s of spinning under load
+def test_a_bug_an_earlier_failure_matched_may_replay_as_slowly_as_the_submission_runs():
+    """The replay limit (5x the reference's CPU + 1 s) is for bugs tried on the off chance: a
+    bug an earlier failure matched is tried first and is likely the submission's own, whose code
+    is that slow (merges_cross_pretokens graded lost its own known-bug line on the 500-merge case,
+    its replay stopped at the limit). Its replay may use what is left of the failure's budget."""
+    from mutants import diagnose as D
+
+    def records(text):
+        return [(("call", "run_compression_ratio", (text, list(text.encode()))), len(text) / len(text.encode()))]
+
+    replayer = D.Replayer()
+    assert [m.name for m in replayer.diagnose("warmup", records("café déjà vu"))][:1] == ["compression_ratio_characters"]
+    run = replayer.run
+
+    def slow_when_matched_before(mutant, call):
+        if mutant is not None and mutant.name == "compression_ratio_characters":
+            spun = time.thread_time()
+            while time.thread_time() - spun < 2.0 + D.REPLAY_FLOOR:  # past the limit, well within the budget
+                pass
+        return run(mutant, call)
+
+    replayer.run = slow_when_matched_before
+    found = replayer.diagnose("warmup", records("naïve façade, crème brûlée"))
+    assert [m.name for m in found][:1] == ["compression_ratio_characters"], found
+
+
 def small_vocab_records(merges: list[tuple[bytes, bytes]], text: str, got: list[int]) -> list:
     """The records of one ``encode(text)`` on a tokenizer of the 256 bytes (id = byte) and
     ``merges`` (ids from 256 up) that gave ``got``."""
