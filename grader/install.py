@@ -38,17 +38,15 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from packaging.requirements import Requirement
-from packaging.specifiers import SpecifierSet
-
 from harness.childenv import child_env
 from harness.printable import printable
 
-from .declared import Declared, canonical, installed_names, locked, not_installed
-
 if TYPE_CHECKING:
     from .config import Config
+    from .declared import Declared
     from .request import GradeRequest
+# grader.declared (packaging's requirement parser, importlib.metadata) is imported where a
+# submission's declared packages are read: every grading imports this module, most install nothing
 
 # distributions never installed for grading, whatever a submission declares: they keep their
 # stand-ins (harness.stand_ins) by design; canonical names, `*` as in fnmatch
@@ -95,6 +93,8 @@ class InstallFailed(Exception):
 def never_installed(name: str, forbidden: Iterable[str] = ()) -> str | None:
     """Why distribution ``name`` is never installed for grading (``"a stand-in by design"``,
     ``"forbidden"``), or None."""
+    from .declared import canonical
+
     name = canonical(name)
     if any(fnmatch.fnmatchcase(name, p) for p in NEVER_INSTALLED):
         return "a stand-in by design"
@@ -110,6 +110,8 @@ def declared_packages(root: Path, *, forbidden: Iterable[str] = (), seconds: flo
     docstring) for the time of the context; yields the :class:`Installation`. A declared
     package never installed (torch) is not tried; the line naming missing packages says so
     when the submission imports it (:func:`grader.intake.declared_hint`)."""
+    from .declared import locked, not_installed
+
     wanted = [d for d in not_installed(root) if not never_installed(d.name, forbidden)]
     if not wanted:
         yield Installation()
@@ -165,6 +167,9 @@ def _pinned(d: Declared, lock: dict[str, str]) -> str:
     """The requirement given to pip: the lock's version when it pins one, else as declared."""
     if d.name not in lock:
         return d.requirement
+    from packaging.requirements import Requirement
+    from packaging.specifiers import SpecifierSet
+
     req = Requirement(d.requirement)
     req.specifier, req.marker = SpecifierSet(f"=={lock[d.name]}"), None
     return str(req)
@@ -172,6 +177,8 @@ def _pinned(d: Declared, lock: dict[str, str]) -> str:
 
 def _install(wanted: list[Declared], lock: dict[str, str], tmp: Path, forbidden: tuple[str, ...], deadline: float) -> Installation:
     """Resolve, filter and install into ``tmp/site`` (see the module's docstring)."""
+    from .declared import canonical, installed_names
+
     if importlib.util.find_spec("pip") is None:
         raise InstallFailed("pip is not installed where grading runs")
     work, site = tmp / "work", tmp / "site"
@@ -218,6 +225,8 @@ def _resolve_each(reqs: dict[str, str], constraints: Path, work: Path, deadline:
     """What pip would install for the requirements ``reqs`` (name -> requirement), each package
     once, and why those that cannot be installed cannot: all together, else (a conflict, a
     package without a wheel) one by one, so one missing wheel costs only its own package."""
+    from .declared import canonical
+
     failed: dict[str, str] = {}
     try:
         resolved = _resolve(list(reqs.values()), constraints, work, deadline)
