@@ -36,6 +36,13 @@ def remove_orphans(parent: Path, prefix: str) -> None:
             continue
 
 
+def _remove(folder: Path, pid: int) -> None:
+    """``folder`` removed, by its own process only (a forked child that exits normally runs
+    the ``atexit`` functions it inherited: the folder is still its parent's)."""
+    if os.getpid() == pid:
+        shutil.rmtree(folder, ignore_errors=True)
+
+
 def own_folder(prefix: str, parent: str | None = None) -> Path:
     """A new folder ``prefix<pid>-<start>-<random>`` in ``parent`` (default TMPDIR), removed at
     exit; the orphans of that prefix there are removed first."""
@@ -43,5 +50,5 @@ def own_folder(prefix: str, parent: str | None = None) -> Path:
     remove_orphans(where, prefix)
     pid = os.getpid()
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{start_time(pid)}-", dir=where))
-    atexit.register(shutil.rmtree, folder, True)
+    atexit.register(_remove, folder, pid)
     return folder

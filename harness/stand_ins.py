@@ -20,155 +20,102 @@ So a tokenizer that never touches ``torch`` is graded normally, and one that doe
 with one readable line. Used by the isolated worker and by in-process runs alike; in-process
 (``scoped``) the stand-ins serve the submission's own import and calls (:func:`serving`)
 and never stay where the test process's own imports would find them (``pytest.approx``
-looks for ``numpy`` in ``sys.modules``).
+looks for ``numpy`` in ``sys.modules``). Processes the submission starts with
+``multiprocessing``'s ``spawn`` or ``forkserver`` method get the same stand-ins from a folder
+on disk, last on their ``sys.path``, while they serve here (:func:`_publish`); the stand-in
+objects themselves are :mod:`harness.stand_in_objects`.
 """
 
 from __future__ import annotations
 
-import importlib.abc
+import importlib
 import importlib.machinery
+import os
+import shutil
 import sys
 import contextlib
-import types
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
+from . import stand_in_objects as objects
+from .proc_folders import own_folder
+from .stand_in_objects import FINDER, StandInModule, missing_message  # noqa: F401  (missing_message: its callers')
 from .submission import nested_module, package_imports
 
 MAX_MISSING = 16  # different missing packages tolerated in one submission
+PREFIX = "bpe-stand-ins-"  # this process's stand-ins folder, for the processes the submission spawns
+ON_DISK_MODULE = "_bpe_stand_in_objects"  # harness.stand_in_objects, as the stand-ins folder holds it
+ON_DISK_INIT = (f"# A stand-in for a package missing where grading runs (harness/stand_ins.py wrote it)\n"
+                f"import {ON_DISK_MODULE}\n\n{ON_DISK_MODULE}.adopt(__name__)\n")
+_SOURCE = Path(objects.__file__).read_text(encoding="utf-8")  # read now: the worker imports this before dropping privileges
+_on_disk: list[tuple[int, str, tuple[str, ...]]] = []  # (pid, folder, packages written there), once made
 
 
-def missing_message(package: str) -> str:
-    return (
-        f"No module named '{package}': your code uses '{package}', which is neither in your "
-        "submission nor installed where grading runs"
-    )
+def _folder() -> str:
+    """This process's stand-ins folder (made once per process, a forked one too;
+    :func:`harness.proc_folders.own_folder`: removed at exit, or by a later process when this
+    one ended without running ``atexit``), holding :data:`ON_DISK_MODULE`."""
+    if not _on_disk or _on_disk[0][0] != os.getpid() or not os.path.isdir(_on_disk[0][1]):
+        folder = str(own_folder(PREFIX))
+        with open(os.path.join(folder, ON_DISK_MODULE + ".py"), "w", encoding="utf-8") as f:
+            f.write(_SOURCE)
+        _on_disk[:] = [(os.getpid(), folder, ())]
+    return _on_disk[0][1]
 
 
-class _Finder(importlib.abc.MetaPathFinder, importlib.abc.Loader):
-    def __init__(self) -> None:
-        self.packages: list[str] = []
-        self.importing = True  # while the submission is imported, stand-ins may be called
-        self.made: list[str] = []  # the stand-in modules made, for _withdraw
-
-    def find_spec(self, fullname: str, path: Any = None, target: Any = None):
-        if fullname.partition(".")[0] in self.packages:
-            return importlib.machinery.ModuleSpec(fullname, self, is_package=True)
-        return None
-
-    def create_module(self, spec):
-        module = _StandInModule(spec.name)
-        module.__path__ = []
-        module.__finder__ = self
-        self.made.append(spec.name)
-        return module
-
-    def exec_module(self, module) -> None:
-        pass
-
-
-FINDER = _Finder()
-
-
-def _importing() -> bool:
-    """Whether a module is being imported (the submission's adapters, or a module its code
-    imports in a call): then a stand-in may be called, and is not yet used for what it stands for."""
-    return FINDER.importing or _import_running()
+def _publish() -> None:
+    """The stand-ins of :data:`FINDER`'s packages also on disk, for the processes the
+    submission starts with ``multiprocessing``'s ``spawn`` or ``forkserver`` method: new
+    interpreters get this process's ``sys.path``, not its ``sys.meta_path``, so without them a
+    child importing the submission's package (``import torch`` in its ``__init__.py``, a
+    training pool's workers) failed, and the pool waiting for it hung. Each package is a folder
+    of this process's stand-ins folder, last on ``sys.path``, whose ``__init__.py`` makes the
+    stand-in (:func:`harness.stand_in_objects.adopt`); in this process the same module answers
+    (registered as :data:`ON_DISK_MODULE`), so a stand-in is the same whichever finder is asked."""
+    if not FINDER.packages:
+        return
+    folder = _folder()
+    sys.modules[ON_DISK_MODULE] = objects
+    wanted = tuple(FINDER.packages)
+    if _on_disk[0][2] != wanted:
+        for entry in os.listdir(folder):  # an earlier submission's
+            if entry not in wanted and entry != ON_DISK_MODULE + ".py":
+                shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
+        for package in wanted:
+            os.makedirs(os.path.join(folder, package), exist_ok=True)
+            with open(os.path.join(folder, package, "__init__.py"), "w", encoding="utf-8") as f:
+                f.write(ON_DISK_INIT)
+        _on_disk[0] = (_on_disk[0][0], folder, wanted)
+        importlib.invalidate_caches()
+    if folder not in sys.path:
+        sys.path.append(folder)
 
 
-class _StandIn:
-    """Any name read from a stand-in module."""
-
-    def __init__(self, name: str) -> None:
-        object.__setattr__(self, "_name", name)
-
-    def __getattr__(self, attr: str) -> "_StandIn":
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        return _StandIn(f"{self._name}.{attr}")
-
-    def _unavailable(self) -> ModuleNotFoundError:
-        package = self._name.partition(".")[0]
-        return ModuleNotFoundError(missing_message(package), name=package)
-
-    def __call__(self, *args: Any, **kwargs: Any) -> "_StandIn":
-        if not _importing():
-            raise self._unavailable()
-        return _StandIn(f"{self._name}()")
-
-    # What a stand-in made at import time (``RichHandler(level="INFO")`` added to a logger) meets
-    # later, when the code runs: compared (``record.levelno >= handler.level``), counted, iterated,
-    # added to or turned into a number, it fails naming its package, as a call does, never with
-    # a TypeError about a class of the harness. While the submission is imported, comparisons and
-    # arithmetic stay unsupported (TypeError, as before) and iteration is refused instead of
-    # running forever through ``__getitem__``.
-    def _operand(self, other: Any) -> Any:
-        if _importing():
-            return NotImplemented
-        raise self._unavailable()
-
-    __lt__ = __le__ = __gt__ = __ge__ = _operand
-    __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _operand
-    __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _operand
-
-    def _conversion(self) -> Any:
-        if _importing():
-            raise TypeError(f"{self!r} cannot be iterated, counted or converted")
-        raise self._unavailable()
-
-    __iter__ = __len__ = __int__ = __float__ = __index__ = _conversion
-
-    def __bool__(self) -> bool:  # true, as any object (``__len__`` above would otherwise decide)
-        return True
-
-    def __getitem__(self, key: Any) -> "_StandIn":
-        return self
-
-    def __or__(self, other: Any) -> "_StandIn":
-        return self
-
-    __ror__ = __or__
-
-    def __mro_entries__(self, bases: tuple) -> tuple:
-        return (object,)
-
-    def __repr__(self) -> str:
-        return f"<stand-in for {self._name}: not installed>"
-
-
-class _StandInModule(types.ModuleType):
-    def __getattr__(self, attr: str) -> Any:
-        if attr.startswith("__") and attr.endswith("__"):
-            raise AttributeError(attr)
-        return _StandIn(f"{self.__name__}.{attr}")
-
-
-def _import_running() -> bool:
-    """Whether a module is being imported (a frame of the import system is on the stack): the
-    module-level code of one the submission imports in a call may use a stand-in as its
-    adapters' may."""
-    frame = sys._getframe(1)
-    while frame is not None:
-        if frame.f_code.co_filename.startswith("<frozen importlib._bootstrap"):
-            return True
-        frame = frame.f_back
-    return False
+def _off_path() -> list[str]:
+    """``sys.path`` without this process's stand-ins folder."""
+    own = _on_disk[0][1] if _on_disk and _on_disk[0][0] == os.getpid() else None
+    return [p for p in sys.path if p != own]
 
 
 def _installed(package: str) -> bool:
-    try:
-        return importlib.machinery.PathFinder.find_spec(package) is not None or package in sys.builtin_module_names
+    try:  # never the stand-ins folder's copy
+        return importlib.machinery.PathFinder.find_spec(package, _off_path()) is not None or package in sys.builtin_module_names
     except (ImportError, ValueError):
         return False
 
 
 def _withdraw() -> None:
-    """Take the stand-ins out of this process's imports: the finder off ``sys.meta_path``,
-    the stand-in modules out of ``sys.modules`` (the submission keeps the ones it holds)."""
+    """Take the stand-ins out of this process's imports: the finder off ``sys.meta_path``, the
+    stand-ins folder off ``sys.path``, the stand-in modules out of ``sys.modules`` (the
+    submission keeps the ones it holds)."""
     while FINDER in sys.meta_path:
         sys.meta_path.remove(FINDER)
+    sys.path[:] = _off_path()
+    if sys.modules.get(ON_DISK_MODULE) is objects:
+        del sys.modules[ON_DISK_MODULE]
     for name in FINDER.made:
-        if isinstance(sys.modules.get(name), _StandInModule):
+        if isinstance(sys.modules.get(name), StandInModule):
             del sys.modules[name]
     FINDER.made.clear()
     FINDER.packages.clear()
@@ -178,8 +125,6 @@ def unguarded_missing(root: str) -> list[str]:
     """The missing top-level packages (neither in ``root`` nor installed) that the submission
     in ``root`` imports somewhere unguarded (:func:`harness.submission.package_imports`),
     sorted, at most :data:`MAX_MISSING`."""
-    import os
-
     found = package_imports(root)
     return sorted(p for p, unguarded in found.items() if unguarded and p.isidentifier() and not _installed(p)
                   and not os.path.isdir(os.path.join(root, p)) and not os.path.isfile(os.path.join(root, p + ".py"))
@@ -200,8 +145,8 @@ _depth = 0  # serving() blocks open
 def serving(packages: Iterable[str]) -> Iterator[None]:
     """Stand-ins for ``packages`` (an in-process submission's, as
     :func:`import_tolerating_missing` returned them) while the block runs the submission's
-    code; afterwards they leave this process's imports again (the submission keeps those it
-    holds). Nothing at all for no packages."""
+    code, for the processes it spawns too (:func:`_publish`); afterwards they leave this
+    process's imports again (the submission keeps those it holds). Nothing at all for no packages."""
     global _depth
     packages = list(packages)
     if not packages or _depth:
@@ -212,6 +157,7 @@ def serving(packages: Iterable[str]) -> Iterator[None]:
     FINDER.importing = False
     sys.meta_path.append(FINDER)
     try:
+        _publish()
         yield
     finally:
         _depth -= 1
@@ -248,8 +194,8 @@ def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: boo
     of an in-process run): once ``load`` ends, however it ends, the stand-ins leave the
     process's imports (:func:`_withdraw`): an import of a missing package by anyone else
     fails as it would without them, and the submission's calls get them back through
-    :func:`serving`. Otherwise (the isolated worker, which runs nothing else) they stay."""
-    import os
+    :func:`serving`. Otherwise (the isolated worker, which runs nothing else) they stay.
+    Either way, while they serve, processes the submission spawns get them too (:func:`_publish`)."""
 
     root = os.path.realpath(root)
 
@@ -268,6 +214,7 @@ def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: boo
     FINDER.importing = True
     try:
         while True:
+            _publish()
             before = set(sys.modules)
             try:
                 module = load()
