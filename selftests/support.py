@@ -76,7 +76,7 @@ def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = N
           quiet: bool = False, self_checked: bool = False, junit: bool = False, report: bool = False,
           private_tmp: bool = False, side_by_side: bool = False, timeout: float = 900, python: str | Path | None = None,
           cwd: Path = ROOT, env: Mapping[str, str] | None = None, run_as: Callable[[list[str]], list[str]] | None = None,
-          install_declared: bool | None = False) -> GradeRun:
+          install_declared: bool | None = False, diagnosis: bool = True) -> GradeRun:
     """The selftests' one way to grade: ``python -m grader grade`` in a subprocess (its command
     line built by :class:`grader.request.GradeRequest`, as batch and compare build theirs),
     writing ``out/results.json`` (``junit``: also ``out/junit.xml``, ``report``: ``out/report.json``).
@@ -92,7 +92,9 @@ def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = N
     (graded beside other gradings: no busy-polling for replies, as batch runs them),
     ``run_as`` (turns the command into one run as another user), ``timeout`` (seconds),
     ``install_declared`` (``--install-declared``; False by default, so no selftest reaches a
-    package index unless it says so; None: the policy's)."""
+    package index unless it says so; None: the policy's), ``diagnosis`` (False: the test run
+    without the known-bug replay, ``BPE_DIAGNOSIS=0``, as the mutant catalogue's runs: it adds a
+    line to a failure's feedback and never changes an outcome)."""
     out.mkdir(parents=True, exist_ok=True)
     results = out / "results.json"
     request = GradeRequest(submission=submission, impl=impl or "student", results=results,
@@ -106,6 +108,8 @@ def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = N
         values["TMPDIR"] = str(out / "tmp")
     if side_by_side:
         values["BPE_GRADER_SPIN"] = "0"
+    if not diagnosis:
+        values["BPE_DIAGNOSIS"] = "0"
     keep = ("PYTHONPATH",) if python is None or env is not None else ()
     child = child_env(base=env, drop=("PYTEST*", "BPE_*"), keep=keep, **values)
     started = time.monotonic()
