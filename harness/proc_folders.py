@@ -3,7 +3,9 @@
 A folder made by :func:`own_folder` is named after its process (pid and start time) and
 removed when the process exits; a process that ends without running ``atexit`` (killed, or a
 forked one ending with ``os._exit``) leaves it, and the next :func:`own_folder` of the same
-prefix in that parent removes the folders of this user whose process is gone.
+prefix in that parent removes the folders of this user whose process is gone. In a grading,
+the folder is made in the grading's own temporary folder (:data:`STATE_ENV`), which ``grade``
+removes however the test process ended, killed too.
 """
 
 from __future__ import annotations
@@ -13,6 +15,8 @@ import os
 import shutil
 import tempfile
 from pathlib import Path
+
+STATE_ENV = "BPE_GRADER_STATE"  # the grading's own temporary folder, set by grade for its test run
 
 
 def start_time(pid: int) -> int | None:
@@ -44,9 +48,10 @@ def _remove(folder: Path, pid: int) -> None:
 
 
 def own_folder(prefix: str, parent: str | None = None) -> Path:
-    """A new folder ``prefix<pid>-<start>-<random>`` in ``parent`` (default TMPDIR), removed at
-    exit; the orphans of that prefix there are removed first."""
-    where = Path(parent or tempfile.gettempdir())
+    """A new folder ``prefix<pid>-<start>-<random>`` in ``parent`` (default: the grading's own
+    temporary folder, :data:`STATE_ENV`, in a grading; else TMPDIR), removed at exit; the
+    orphans of that prefix there are removed first."""
+    where = Path(parent or os.environ.get(STATE_ENV) or tempfile.gettempdir())
     remove_orphans(where, prefix)
     pid = os.getpid()
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{start_time(pid)}-", dir=where))

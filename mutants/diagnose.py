@@ -44,7 +44,6 @@ from typing import Any
 from harness.breaker import TimeLost
 from harness.proc_folders import own_folder
 from harness.recording import Large
-from sandbox import leftovers
 
 from .build import ROOT, build
 from .catalogue import CATALOGUE, Mutant
@@ -150,7 +149,7 @@ def make_folder() -> Path:
     it runs no atexit); in a plain pytest run, in TMPDIR, named after this process (pid and
     start time), and the folders there of processes of this user that are gone (killed ones)
     are removed first (:func:`harness.proc_folders.own_folder`)."""
-    return own_folder(PREFIX, os.environ.get(leftovers.STATE_ENV))
+    return own_folder(PREFIX)
 
 
 class Replayer:

@@ -6,8 +6,9 @@ as soon as they exist. When the test process ends in any way, even killed, ``gra
 :func:`sweep`: every recorded process still running (same pid and start time) is killed with
 its process group, every process of a recorded worker user id nobody holds any more too,
 and every recorded sandbox is removed. Other files of the test process that must not outlive
-the grading (the known-bug diagnosis's mutants) are made inside ``$BPE_GRADER_STATE``, which
-``grade`` removes however the test process ended.
+the grading (the known-bug diagnosis's mutants, the submission's on-disk metadata and
+stand-ins: :func:`harness.proc_folders.own_folder`) are made inside ``$BPE_GRADER_STATE``,
+which ``grade`` removes however the test process ended.
 """
 
 from __future__ import annotations
@@ -19,9 +20,7 @@ import signal
 from pathlib import Path
 from typing import Any
 
-from harness.proc_folders import start_time
-
-STATE_ENV = "BPE_GRADER_STATE"
+from harness.proc_folders import STATE_ENV, start_time
 FILE = "workers.jsonl"
 
 

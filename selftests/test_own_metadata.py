@@ -10,6 +10,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -17,10 +18,11 @@ import pytest
 
 from grader.grade import GradeRequest
 from grader.intake import CS336_EXTRA, submission_notes
-from harness import own_metadata
+from harness import own_metadata, stand_ins
 from harness.childenv import child_env
-from harness.proc_folders import own_folder, start_time
+from harness.proc_folders import STATE_ENV, own_folder, start_time
 from harness.impl import ROOT, BrokenImplementation, Implementation, LocalBackend
+from mutants import diagnose
 
 VERSION_AT_IMPORT = 'import importlib.metadata\n\n__version__ = importlib.metadata.version("{name}")\n'
 
@@ -160,6 +162,20 @@ def test_a_metadata_folder_whose_process_is_gone_is_removed_by_the_next_one(tmp_
     alive.mkdir()
     made = own_folder(own_metadata.PREFIX, str(tmp_path))
     assert sorted(p.name for p in tmp_path.iterdir()) == sorted([alive.name, made.name])
+    shutil.rmtree(made)
+
+
+@pytest.mark.parametrize("prefix", [own_metadata.PREFIX, stand_ins.PREFIX, diagnose.PREFIX])
+def test_in_a_grading_a_process_folder_lies_in_the_gradings_own_folder(tmp_path, monkeypatch, prefix):
+    # grade removes its own folder however the test process ends; TMPDIR kept a killed
+    # test process's stand-ins folder (test_diagnosis' killed run)
+    monkeypatch.setenv(STATE_ENV, str(tmp_path / "grading"))
+    monkeypatch.setenv("TMPDIR", str(tmp_path / "tmp"))
+    monkeypatch.setattr(tempfile, "tempdir", None)
+    for folder in ("grading", "tmp"):
+        (tmp_path / folder).mkdir()
+    made = own_folder(prefix)
+    assert made.parent == tmp_path / "grading" and not any((tmp_path / "tmp").iterdir())
     shutil.rmtree(made)
 
 
