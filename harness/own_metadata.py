@@ -28,7 +28,7 @@ import sys
 import tomllib  # not lazily: the worker imports this before dropping privileges (a stdlib under /root is closed after)
 from typing import Any
 
-from .proc_folders import own_folder
+from .proc_folders import made_folder, process_folder
 
 MAX_PYPROJECT_BYTES = 1_000_000  # a bigger pyproject.toml is not read
 NO_VERSION = "0.0.0"  # for a name whose version is dynamic (computed by the build) or missing
@@ -87,17 +87,14 @@ class OwnMetadataFinder(md.DistributionFinder):
             yield self.distribution
 
 
-_on_disk: list[tuple[int, str]] = []  # (pid, folder): this process's folder of on-disk metadata, once made
 PREFIX = "bpe-own-metadata-"
 
 
 def on_disk_folder() -> str:
     """This process's folder for the submission's ``.dist-info`` (made once per process, a
-    forked one too; :func:`harness.proc_folders.own_folder`: removed at exit, or by a later
+    forked one too; :func:`harness.proc_folders.process_folder`: removed at exit, or by a later
     process when this one ended without running ``atexit``)."""
-    if not _on_disk or _on_disk[0][0] != os.getpid() or not os.path.isdir(_on_disk[0][1]):
-        _on_disk[:] = [(os.getpid(), str(own_folder(PREFIX)))]
-    return _on_disk[0][1]
+    return str(process_folder(PREFIX))
 
 
 def _installed(name: str) -> bool:
@@ -131,7 +128,7 @@ def provide(root: str) -> tuple[str, str] | None:
     a submission provided before in this process), to this process and to the processes it
     starts; ``(name, version)``, or None when its ``pyproject.toml`` names no package."""
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, OwnMetadataFinder)]
-    if _on_disk and _on_disk[0][0] == os.getpid():
+    if made_folder(PREFIX) is not None:
         _write_on_disk(None)  # an earlier submission's
     found = project_name_version(root)
     if found is not None:

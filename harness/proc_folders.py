@@ -57,3 +57,21 @@ def own_folder(prefix: str, parent: str | None = None) -> Path:
     folder = Path(tempfile.mkdtemp(prefix=f"{prefix}{pid}-{start_time(pid)}-", dir=where))
     atexit.register(_remove, folder, pid)
     return folder
+
+
+_kept: dict[str, tuple[int, Path]] = {}  # prefix -> (pid, folder) of process_folder
+
+
+def process_folder(prefix: str) -> Path:
+    """This process's one folder of ``prefix`` (:func:`own_folder`), made at the first call,
+    and again in a forked child (the folder it inherited is its parent's) or once it is gone."""
+    kept = _kept.get(prefix)
+    if kept is None or kept[0] != os.getpid() or not kept[1].is_dir():
+        kept = _kept[prefix] = (os.getpid(), own_folder(prefix))
+    return kept[1]
+
+
+def made_folder(prefix: str) -> Path | None:
+    """:func:`process_folder`'s folder of ``prefix``, if this process has made one."""
+    kept = _kept.get(prefix)
+    return kept[1] if kept is not None and kept[0] == os.getpid() else None

@@ -39,7 +39,7 @@ from pathlib import Path
 from typing import Any
 
 from . import stand_in_objects as objects
-from .proc_folders import own_folder
+from .proc_folders import made_folder, process_folder
 from .stand_in_objects import FINDER, StandInModule, missing_message  # noqa: F401  (missing_message: its callers')
 from .submission import nested_module, package_imports
 
@@ -49,19 +49,19 @@ ON_DISK_MODULE = "_bpe_stand_in_objects"  # harness.stand_in_objects, as the sta
 ON_DISK_INIT = (f"# A stand-in for a package missing where grading runs (harness/stand_ins.py wrote it)\n"
                 f"import {ON_DISK_MODULE}\n\n{ON_DISK_MODULE}.adopt(__name__)\n")
 _SOURCE = Path(objects.__file__).read_text(encoding="utf-8")  # read now: the worker imports this before dropping privileges
-_on_disk: list[tuple[int, str, tuple[str, ...]]] = []  # (pid, folder, packages written there), once made
+_written: dict[str, tuple[str, ...]] = {}  # stand-ins folder -> the packages written there
 
 
 def _folder() -> str:
     """This process's stand-ins folder (made once per process, a forked one too;
-    :func:`harness.proc_folders.own_folder`: removed at exit, or by a later process when this
-    one ended without running ``atexit``), holding :data:`ON_DISK_MODULE`."""
-    if not _on_disk or _on_disk[0][0] != os.getpid() or not os.path.isdir(_on_disk[0][1]):
-        folder = str(own_folder(PREFIX))
+    :func:`harness.proc_folders.process_folder`: removed at exit, or by a later process when
+    this one ended without running ``atexit``), holding :data:`ON_DISK_MODULE`."""
+    folder = str(process_folder(PREFIX))
+    if folder not in _written:
         with open(os.path.join(folder, ON_DISK_MODULE + ".py"), "w", encoding="utf-8") as f:
             f.write(_SOURCE)
-        _on_disk[:] = [(os.getpid(), folder, ())]
-    return _on_disk[0][1]
+        _written[folder] = ()
+    return folder
 
 
 def _publish() -> None:
@@ -78,7 +78,7 @@ def _publish() -> None:
     folder = _folder()
     sys.modules[ON_DISK_MODULE] = objects
     wanted = tuple(FINDER.packages)
-    if _on_disk[0][2] != wanted:
+    if _written[folder] != wanted:
         for entry in os.listdir(folder):  # an earlier submission's
             if entry not in wanted and entry != ON_DISK_MODULE + ".py":
                 shutil.rmtree(os.path.join(folder, entry), ignore_errors=True)
@@ -86,7 +86,7 @@ def _publish() -> None:
             os.makedirs(os.path.join(folder, package), exist_ok=True)
             with open(os.path.join(folder, package, "__init__.py"), "w", encoding="utf-8") as f:
                 f.write(ON_DISK_INIT)
-        _on_disk[0] = (_on_disk[0][0], folder, wanted)
+        _written[folder] = wanted
         importlib.invalidate_caches()
     if folder not in sys.path:
         sys.path.append(folder)
@@ -94,8 +94,8 @@ def _publish() -> None:
 
 def _off_path() -> list[str]:
     """``sys.path`` without this process's stand-ins folder."""
-    own = _on_disk[0][1] if _on_disk and _on_disk[0][0] == os.getpid() else None
-    return [p for p in sys.path if p != own]
+    own = made_folder(PREFIX)
+    return [p for p in sys.path if own is None or p != str(own)]
 
 
 def _installed(package: str) -> bool:

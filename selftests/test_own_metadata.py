@@ -20,7 +20,7 @@ from grader.grade import GradeRequest
 from grader.intake import CS336_EXTRA, submission_notes
 from harness import own_metadata, stand_ins
 from harness.childenv import child_env
-from harness.proc_folders import STATE_ENV, own_folder, start_time
+from harness.proc_folders import STATE_ENV, made_folder, own_folder, start_time
 from harness.impl import ROOT, BrokenImplementation, Implementation, LocalBackend
 from mutants import diagnose
 
@@ -90,7 +90,7 @@ def restored():
     meta_path, path = sys.meta_path[:], sys.path[:]
     yield
     sys.meta_path[:], sys.path[:] = meta_path, path
-    if own_metadata._on_disk:
+    if made_folder(own_metadata.PREFIX) is not None:
         for entry in Path(own_metadata.on_disk_folder()).iterdir():
             shutil.rmtree(entry)
 
@@ -184,7 +184,7 @@ def test_an_installed_distribution_gets_no_copy_on_disk(tmp_path, restored):
     sub.mkdir()
     (sub / "pyproject.toml").write_text('[project]\nname = "pytest"\nversion = "0.0.1"\n')
     own_metadata.provide(str(sub))
-    assert not own_metadata._on_disk or not any(Path(own_metadata.on_disk_folder()).iterdir())
+    assert made_folder(own_metadata.PREFIX) is None or not any(Path(own_metadata.on_disk_folder()).iterdir())
 
 
 def test_the_cs336_extra_lists_the_tokenizer_packages_of_cs336s_environment():
