@@ -35,6 +35,12 @@ def _files(lock_dir: Path, path: str) -> tuple[Path, Path]:
     return lock_dir / f"{key}.lock", lock_dir / f"{key}.mode"
 
 
+def held(path: str, lock_dir: Path = LOCK_DIR) -> bool:
+    """Whether a grading holds ``path`` now (its lock file is there): the last to let go of
+    it gives the folder its mode back."""
+    return _files(lock_dir, path)[0].exists()
+
+
 class ClosedFolders:
     """The folders one grading's workers may close, held until :meth:`release`."""
 

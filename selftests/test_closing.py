@@ -15,7 +15,7 @@ from pathlib import Path
 
 import pytest
 
-from sandbox.closing import ClosedFolders
+from sandbox.closing import ClosedFolders, held
 from sandbox.confine import close_to_others
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="the lock folder must be root's, as the grader runs as root")
@@ -59,12 +59,24 @@ def test_folders_stay_closed_while_another_grading_still_needs_them(place):
     assert modes(folders) == [0o755] * 3
 
 
+def test_a_folder_is_held_from_the_first_hold_until_the_last_release(place):
+    locks, folders = place
+    first, second = ClosedFolders(locks), ClosedFolders(locks)
+    assert not any(held(f, locks) for f in folders)
+    first.hold(folders)
+    second.hold(folders[:1])
+    first.release()
+    assert [held(f, locks) for f in folders] == [True, False, False]
+    second.release()
+    assert not held(folders[0], locks)
+
+
 def test_folders_a_killed_grading_closed_are_given_back_by_the_next_one(place, tmp_path):
     locks, folders = place
     holder = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from sandbox.closing import ClosedFolders
+        from sandbox.closing import ClosedFolders, held
         from sandbox.confine import close_to_others
         ClosedFolders(__import__("pathlib").Path({str(locks)!r})).hold({folders!r})
         close_to_others({folders!r})
