@@ -265,16 +265,21 @@ SOLO = {"cpu_burner", "spin_everywhere", "spin_ignoring_alarm"}
 # blocks every signal): graded side by side, away from the other attacks they would slow down
 SPINNING = ("spin_everywhere", "spin_ignoring_alarm")
 SPUN = ("run_get_pair_counts", "run_merge", "get_byte_tokenizer")  # the functions TESTS call
+# CONFIG with a call limit of 1 s: the breaker's rule does not depend on the limit, and each
+# of the 9 calls that wait one out spins on a core for all of it (3 s each: 54 s of CPU for the two)
+SPIN_CONFIG = CONFIG.replace("call_timeout: 3\n", "call_timeout: 1\n")
+assert SPIN_CONFIG != CONFIG
 
 
 @pytest.mark.slow
 def test_a_function_that_times_out_on_three_tests_in_a_row_is_no_longer_called(tmp_path):
-    """Each function times out on 3 tests (3 s each), then its other tests fail at once, and
-    the results say so in one line each: score 0, results written, far inside the budget
-    (--max-time), where waiting out every one of the 55 cases' limits would take 165 s."""
-    (tmp_path / "grading.yaml").write_text(CONFIG)
+    """Each function times out on 3 tests, then its other tests fail at once, and the results
+    say so in one line each: score 0, results written, the budget (--max-time) never reached.
+    Graded with a 1 s call limit (SPIN_CONFIG): every second these gradings wait out, the
+    spinning code burns a core."""
+    (tmp_path / "spin.yaml").write_text(SPIN_CONFIG)
     with ThreadPoolExecutor(max_workers=2) as pool:
-        outs = dict(zip(SPINNING, pool.map(lambda n: grade(n, tmp_path, side_by_side=True), SPINNING)))
+        outs = dict(zip(SPINNING, pool.map(lambda n: grade(n, tmp_path, config_name="spin.yaml", side_by_side=True), SPINNING)))
     for name, out in outs.items():
         context = f"{name}: {out.context()}"
         assert out.code == 0 and out.tests, context
