@@ -61,9 +61,9 @@ def run_pytest(where: Path, *args: str, timeout: float = 600) -> tuple[subproces
 
 
 @prefetched
-def exported(prefetch) -> tuple[Path, Path]:
-    """One ``python -m grader handout OUT --gradescope ZIP``: the student repository and the
-    Gradescope autograder zip."""
+def exported(prefetch) -> tuple[Path, Path, str]:
+    """One ``python -m grader handout OUT --gradescope ZIP``: the student repository, the
+    Gradescope autograder zip and what the export printed."""
     out = prefetch.mktemp("export") / "bpe-assignment"
     bundle = prefetch.mktemp("gradescope") / "autograder.zip"
     proc = subprocess.run(
@@ -71,7 +71,7 @@ def exported(prefetch) -> tuple[Path, Path]:
         capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
     )
     assert proc.returncode == 0, proc.stderr + proc.stdout
-    return out, bundle
+    return out, bundle, proc.stdout + proc.stderr
 
 
 @pytest.fixture(scope="module")
@@ -206,18 +206,24 @@ def test_no_reference_function_body_appears_in_the_handout(handout, tmp_path):
 
 
 def with_a_planted_solution(handout: Path, planted: Path) -> Path:
-    """A copy of the handout with the hidden tests' naive trainer planted in it."""
-    shutil.copytree(handout, planted)
+    """The hidden tests' naive trainer planted in a tree of its own, beside the handout's
+    ``tests`` package files it imports (the search over the whole handout is the export's)."""
+    (planted / "tests").mkdir(parents=True)
+    for name in ("__init__.py", "oracles.py"):
+        shutil.copyfile(handout / "tests" / name, planted / "tests" / name)
     shutil.copyfile(ROOT / "tests" / "hidden" / "naive.py", planted / "tests" / "planted_naive.py")
     return planted
 
 
-def test_a_function_search_finds_no_solution_outside_student_and_finds_a_planted_one(runs):
-    # every function and class shipped outside student/, tried as the student's implementation
-    # of each graded function (grader.solution_search, run with the module's runs); the naive
-    # trainer of the hidden tests, planted, is found
+def test_a_function_search_finds_no_solution_outside_student_and_finds_a_planted_one(exported, runs):
+    # the export tried every function and class shipped outside student/ as the student's
+    # implementation of each graded function (grader.solution_search) and found none (else it
+    # fails); the same search finds the naive trainer of the hidden tests, planted (run with the
+    # module's runs, in a tree of its own: searching the whole handout again took 12 s of CPU)
+    searched = re.search(r"function search: none of the (\d+) functions and classes shipped outside student/", exported[2])
+    assert searched and int(searched.group(1)) > 100, f"the export's search covered too little:\n{exported[2]}"
     tried, found = runs["function search"].result()
-    assert tried > 100, f"the search tried only {tried} functions"
+    assert tried > 0, "the search over the planted tree tried nothing"
     where = {f["function"].split(":")[0] for f in found}
     assert where == {"tests/planted_naive.py"}, f"solutions found outside the planted file: {found}"
     assert {"train_bpe", "merge", "split_on_special_tokens"} <= {f["graded"] for f in found}, found
@@ -464,7 +470,7 @@ def runs(prefetch) -> dict[str, Future]:
     """name -> the (ended) future result of each subprocess run of this module, run two at a
     time, the longest first. The copies of the handout are made here, before any run starts
     (runs write in theirs)."""
-    handout, bundle = prefetch.get(exported.setup)
+    handout, bundle, _ = prefetch.get(exported.setup)
     base = prefetch.mktemp("runs")
     solved = with_the_reference(handout, base / "solved")
     stubs = base / "stubs"
