@@ -76,7 +76,7 @@ def test_folders_a_killed_grading_closed_are_given_back_by_the_next_one(place, t
     holder = textwrap.dedent(f"""
         import sys, time
         sys.path.insert(0, {str(Path(__file__).resolve().parent.parent)!r})
-        from sandbox.closing import ClosedFolders, held
+        from sandbox.closing import ClosedFolders
         from sandbox.confine import close_to_others
         ClosedFolders(__import__("pathlib").Path({str(locks)!r})).hold({folders!r})
         close_to_others({folders!r})
