@@ -40,7 +40,7 @@ from typing import Any
 
 from . import stand_in_objects as objects
 from .proc_folders import made_folder, process_folder
-from .stand_in_objects import FINDER, StandInModule, missing_message  # noqa: F401  (missing_message: its callers')
+from .stand_in_objects import FINDER, StandInModule
 from .submission import nested_module, package_imports
 
 MAX_MISSING = 16  # different missing packages tolerated in one submission

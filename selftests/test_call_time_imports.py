@@ -22,7 +22,7 @@ from pathlib import Path
 import pytest
 
 from harness.impl import ROOT, Implementation, LocalBackend
-from harness.stand_ins import missing_message
+from harness.stand_in_objects import missing_message
 from harness.submission import _imports
 
 from .support import build_layout, run_grade
