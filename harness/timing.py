@@ -3,6 +3,8 @@ speed verdicts that count only for correct results."""
 
 from __future__ import annotations
 
+import signal
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -31,6 +33,50 @@ def timed(fn: Callable[[], Any]) -> tuple[Any, float]:
     start = time.perf_counter()
     result = fn()
     return result, time.perf_counter() - start
+
+
+class OverLimit(BaseException):
+    """Raised inside a call :func:`timed_within` stops: not an ``Exception``, so that code
+    catching those does not take it for an error of its own."""
+
+
+def timed_within(fn: Callable[[], Any], limit: float) -> tuple[Any, float, bool]:
+    """``(fn(), seconds, False)``, or ``(None, seconds, True)`` when ``fn`` was stopped after
+    ``limit`` seconds (by wall clock: :class:`OverLimit` raised in it by ``SIGALRM``). The
+    test's own timer (pytest-timeout's signal method), when it would fire sooner, is left
+    alone; else it is put back, less the time spent, once the call ends or is stopped (code
+    that swallows the stop still meets it). Off the main thread ``fn`` runs unstopped."""
+    left = signal.getitimer(signal.ITIMER_REAL)[0]
+    if threading.current_thread() is not threading.main_thread() or 0 < left <= limit:
+        return (*timed(fn), False)
+    previous = signal.getsignal(signal.SIGALRM)
+    running = True
+    start = time.perf_counter()
+
+    def restore() -> None:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+        if left > 0:
+            signal.setitimer(signal.ITIMER_REAL, max(left - (time.perf_counter() - start), 1e-3))
+
+    def alarm(signum, frame) -> None:
+        if running:
+            restore()
+            raise OverLimit(f"stopped after {limit:g} s")
+
+    signal.signal(signal.SIGALRM, alarm)
+    signal.setitimer(signal.ITIMER_REAL, limit)
+    try:
+        result, stopped = fn(), False
+        running = False
+    except OverLimit:
+        running = False
+        result, stopped = None, True
+    finally:
+        running = False
+        if signal.getsignal(signal.SIGALRM) is alarm:
+            restore()
+    return result, time.perf_counter() - start, stopped
 
 
 def best_time(fn: Callable[[], Any], repeat: int = 3) -> tuple[Any, float]:

@@ -22,6 +22,7 @@ from mutants import CATALOGUE
 from sandbox.forbidden import FORBIDDEN_MODULES
 from harness.timing import best_time
 from reference.tokenizer import PART_CHARS
+from tests.conftest import STOP_MARGIN
 from sandbox import confine
 from sandbox.limits import IsolationLimits
 from sandbox.proctree import TreeLimit, TreeMemory
@@ -62,6 +63,8 @@ FIGURES = [
     ("docs/isolation.md", "summed every {} s", lambda: (f"{_default(TreeLimit, 'period'):g}",)),
     ("docs/isolation.md", "sampled every {} ms", lambda: (f"{_default(TreeMemory, 'period') * 1000:g}",)),
     ("docs/isolation.md", "best of {}", lambda: (_default(best_time, "repeat"),)),
+    ("docs/isolation.md", "stopped {} s past its limit", lambda: (f"{STOP_MARGIN:g}",)),
+    ("docs/isolation.md", "to the group's {} s", lambda: (f"{next(g for g in SHIPPED.groups if g.name == 'speed').timeout:g}",)),
     ("docs/isolation.md", "under {}M characters", lambda: (2 * PART_CHARS // 1_000_000,)),
     ("docs/isolation.md", "{} MB and {} million values per reply", lambda: (mb(LIMITS.reply_bytes), LIMITS.reply_values // 1_000_000)),
     ("docs/submissions.md", "at most {} files and folders and {} MB", lambda: (thousands(S.MAX_FILES), mb(S.MAX_BYTES))),

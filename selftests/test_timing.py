@@ -12,7 +12,7 @@ import time
 import pytest
 
 from sandbox import proctree
-from harness.timing import SpeedPolicy, result_difference, speed_report
+from harness.timing import OverLimit, SpeedPolicy, result_difference, speed_report, timed_within
 
 pytestmark = pytest.mark.skipif(sys.platform != "linux", reason="reads /proc")
 
@@ -41,6 +41,79 @@ def test_speed_line_shows_the_reference_time_and_how_it_was_taken():
     line = speed_report("encode", 2.0, 0.25, SpeedPolicy(multiple=10, floor=1), stopped=3)
     assert "encode: 2.000 s, reference 0.250 s (best of 3, timed with the submission's 3 process(es) stopped), 8.0x" in line
     assert "limit 10x + 1 s = 3.50 s" in line
+
+
+def _spin(seconds: float) -> str:
+    end = time.perf_counter() + seconds
+    while time.perf_counter() < end:
+        pass
+    return "done"
+
+
+class OwnTimeout(BaseException):
+    pass
+
+
+@pytest.fixture
+def test_timer():
+    """``arm(seconds)``: a timer of the test's own (as pytest-timeout's signal method sets),
+    raising OwnTimeout; disarmed after the test."""
+    def alarm(signum, frame):
+        raise OwnTimeout()
+
+    def arm(seconds: float):
+        signal.signal(signal.SIGALRM, alarm)
+        signal.setitimer(signal.ITIMER_REAL, seconds)
+        return alarm
+
+    previous = signal.getsignal(signal.SIGALRM)
+    yield arm
+    signal.setitimer(signal.ITIMER_REAL, 0)
+    signal.signal(signal.SIGALRM, previous)
+
+
+def test_a_call_within_the_limit_gives_its_result(test_timer):
+    alarm = test_timer(30.0)
+    result, seconds, stopped = timed_within(lambda: _spin(0.05), 2.0)
+    assert (result, stopped) == ("done", False) and 0.05 <= seconds < 2.0
+    assert signal.getsignal(signal.SIGALRM) is alarm and 29.0 < signal.getitimer(signal.ITIMER_REAL)[0] < 30.0
+
+
+def test_a_call_past_the_limit_is_stopped_there():
+    started = time.perf_counter()
+    result, seconds, stopped = timed_within(lambda: _spin(10), 0.3)
+    assert (result, stopped) == (None, True)
+    assert 0.3 <= seconds < 1.5 and time.perf_counter() - started < 1.5
+
+
+def test_the_tests_own_timer_is_put_back_less_the_time_spent(test_timer):
+    alarm = test_timer(5.0)
+    _, seconds, stopped = timed_within(lambda: _spin(10), 0.3)
+    left = signal.getitimer(signal.ITIMER_REAL)[0]
+    assert stopped and signal.getsignal(signal.SIGALRM) is alarm
+    assert 5.0 - seconds - 0.2 < left <= 5.0 - seconds
+
+
+def test_a_sooner_timer_of_the_test_is_left_to_fire(test_timer):
+    test_timer(0.3)
+    with pytest.raises(OwnTimeout):
+        timed_within(lambda: _spin(10), 5.0)
+
+
+def test_code_that_swallows_the_stop_still_meets_the_tests_timer(test_timer):
+    test_timer(1.5)
+
+    def swallowing():
+        try:
+            _spin(10)
+        except OverLimit:
+            pass
+        return _spin(10)
+
+    started = time.perf_counter()
+    with pytest.raises(OwnTimeout):
+        timed_within(swallowing, 0.3)
+    assert time.perf_counter() - started < 2.5
 
 
 SPIN = "import time\nwhile True: time.time()\n"

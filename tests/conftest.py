@@ -125,26 +125,33 @@ def gpt2_byte_decoder() -> dict[str, int]:
 
 
 _FROM_REFERENCE = object()
+STOP_MARGIN = 0.5  # seconds past the speed limit at which the submission's timed run is stopped
 
 
 @pytest.fixture
 def check_speed(pytestconfig: pytest.Config, record_property, impl):
     """``check_speed(what, run_impl, run_ref, expected=...)``: time the reference (best of 3)
     while every process of the submission is stopped (it cannot slow the reference down and
-    so widen its own limit), then the submission (once), on the same work in this run. The
-    test passes only if the submission's result is correct (equal to ``expected`` when given,
-    else to the reference's result) and within the policy's multiple of the reference plus
-    its floor. The speed line, with the reference time used, is recorded either way."""
-    from harness.timing import SpeedPolicy, best_time, result_difference, speed_report, timed
+    so widen its own limit), then the submission (once), on the same work in this run,
+    stopped once past the limit. The test passes only if the submission's result is correct
+    (equal to ``expected`` when given, else to the reference's result) and within the
+    policy's multiple of the reference plus its floor. The speed line, with the reference
+    time used, is recorded either way."""
+    from harness.timing import SpeedPolicy, best_time, result_difference, speed_report, timed_within
 
     policy = policy_value(pytestconfig, "speed", SpeedPolicy())  # the grading policy's, when grading
 
     def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE):
         with impl.paused() as stopped:
             ref_result, reference = best_time(run_ref)
-        result, seconds = timed(run_impl)
+        limit = policy.limit(reference)
+        # stopped a little past the limit, so that the verdict never rests on a stop's timing
+        result, seconds, over = timed_within(run_impl, limit + STOP_MARGIN)
         report = speed_report(what, seconds, reference, policy, stopped=stopped)
         record_property("speed", report)
+        if over:
+            pytest.fail(f"too slow: stopped after {seconds:.2f} s, past its limit (its result was not awaited): "
+                        f"{report}", pytrace=False)
         wrong = result_difference(ref_result if expected is _FROM_REFERENCE else expected, result)
         assert wrong is None, f"wrong result, and speed counts only for correct results: {wrong}\n{report}"
         assert seconds <= policy.limit(reference), f"too slow: {report}"
