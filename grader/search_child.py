@@ -2,7 +2,8 @@
 (standard library only: it must not import this repository's grader).
 
 ``python -c SOURCE CASES.pickle OUT.jsonl``: import every module of the handout outside
-``student/``, and try every function and class it defines as the student's implementation:
+``student/``, and try every function and class it defines (but tests under Hypothesis's
+``@given``, which return nothing) as the student's implementation:
 each is called with the arguments of each graded function (in any order; a file argument
 also as the file's text), and so are callables and ``encode``/``decode`` methods of what it
 returns. A call whose result equals the reference's is written to ``OUT.jsonl``. Each
@@ -81,7 +82,7 @@ def candidates(tree: Path):
             if id(target) in seen or not callable(target):
                 continue
             home = getattr(target, "__module__", None)
-            if home != module.__name__:
+            if home != module.__name__ or _hypothesis_test(target):
                 continue
             seen.add(id(target))
             yield f"{rel}:{attr}", target
@@ -89,6 +90,13 @@ def candidates(tree: Path):
                 for meth_name, meth in sorted(vars(target).items()):
                     if isinstance(meth, (staticmethod, classmethod)):
                         yield f"{rel}:{attr}.{meth_name}", getattr(target, meth_name)
+
+
+def _hypothesis_test(fn) -> bool:
+    """Whether ``fn`` is a test wrapped by Hypothesis's ``@given``: it returns None or raises
+    (Hypothesis fails a test that returns anything else), so it cannot reproduce a graded
+    function, and calling it would run its whole search for examples."""
+    return type(getattr(fn, "hypothesis", None)).__module__.partition(".")[0] == "hypothesis"
 
 
 def arguments(case):

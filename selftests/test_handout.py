@@ -212,7 +212,30 @@ def with_a_planted_solution(handout: Path, planted: Path) -> Path:
     for name in ("__init__.py", "oracles.py"):
         shutil.copyfile(handout / "tests" / name, planted / "tests" / name)
     shutil.copyfile(ROOT / "tests" / "hidden" / "naive.py", planted / "tests" / "planted_naive.py")
+    (planted / "tests" / "test_planted_marks.py").write_text(PLANTED_TESTS.format(marks=str(planted.parent / "marks")))
     return planted
+
+
+# two tests that leave a mark when called: the search calls a plain one (a function of no
+# arguments, as bytes_to_unicode), never one under Hypothesis's @given (it can only return None)
+PLANTED_TESTS = """
+from pathlib import Path
+
+from hypothesis import given, strategies as st
+
+MARKS = Path({marks!r})
+
+
+@given(st.integers())
+def test_under_given(n):
+    MARKS.mkdir(exist_ok=True)
+    (MARKS / "given").touch()
+
+
+def test_plain():
+    MARKS.mkdir(exist_ok=True)
+    (MARKS / "plain").touch()
+"""
 
 
 def test_a_function_search_finds_no_solution_outside_student_and_finds_a_planted_one(exported, runs):
@@ -222,11 +245,18 @@ def test_a_function_search_finds_no_solution_outside_student_and_finds_a_planted
     # module's runs, in a tree of its own: searching the whole handout again took 12 s of CPU)
     searched = re.search(r"function search: none of the (\d+) functions and classes shipped outside student/", exported[2])
     assert searched and int(searched.group(1)) > 100, f"the export's search covered too little:\n{exported[2]}"
-    tried, found = runs["function search"].result()
+    _, (tried, found) = runs["function search"].result()
     assert tried > 0, "the search over the planted tree tried nothing"
     where = {f["function"].split(":")[0] for f in found}
     assert where == {"tests/planted_naive.py"}, f"solutions found outside the planted file: {found}"
     assert {"train_bpe", "merge", "split_on_special_tokens"} <= {f["graded"] for f in found}, found
+
+
+def test_the_function_search_calls_no_test_under_hypothesis(runs):
+    planted, _ = runs["function search"].result()
+    marks = planted.parent / "marks"
+    assert (marks / "plain").exists(), "the search did not call the planted plain test"
+    assert not (marks / "given").exists(), "the search ran a Hypothesis test, which can only return None"
 
 
 def test_the_handouts_docstring_examples_hold_for_the_reference(handout, tmp_path, monkeypatch):
@@ -486,7 +516,7 @@ def runs(prefetch) -> dict[str, Future]:
         **{f"link out: {shape}": (lambda shape=shape: autograde_a_link_out(bundle, base / f"autograde-{shape}", shape))
            for shape in LINK_SHAPES},
         "stubs": lambda: run_pytest(stubs, *STUB_TESTS),
-        "function search": lambda: solution_functions(planted),
+        "function search": lambda: (planted, solution_functions(planted)),
         "doctest": lambda: (doctest, run_readme_doctests(doctest, base / "doctest")),
     }
     with ThreadPoolExecutor(max_workers=2) as pool:  # 2 cores; each run mostly waits on its subprocess
