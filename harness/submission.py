@@ -313,8 +313,19 @@ def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
             rest = [*node.handlers, *node.orelse, *node.finalbody]
             todo += [(child, guarded) for child in rest]
         else:
-            todo += [(child, guarded) for child in ast.iter_child_nodes(node)]
+            todo += [(child, guarded) for child in _statements(node)]
     return out
+
+
+# what may hold an import statement: statements, and the except clauses and match cases whose
+# bodies are statements (an expression never holds one)
+_HOLDERS = (ast.stmt, ast.excepthandler, ast.match_case)
+
+
+def _statements(node: ast.AST) -> list[ast.AST]:
+    """The statements (and except clauses, match cases) directly inside ``node``."""
+    return [child for _, value in ast.iter_fields(node) if type(value) is list
+            for child in value if isinstance(child, _HOLDERS)]
 
 
 def listed(value: object, most: int) -> list[str]:

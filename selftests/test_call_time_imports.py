@@ -91,6 +91,21 @@ def test_an_import_is_guarded_only_in_the_body_of_a_try_catching_import_error(so
     assert dict(_imports(ast.parse(source))) == guarded
 
 
+@pytest.mark.parametrize("source", [
+    "class C:\n    def m(self):\n        import a",
+    "async def f():\n    async with x:\n        import a",
+    "if x:\n    pass\nelif y:\n    pass\nelse:\n    import a",
+    "for i in x:\n    pass\nelse:\n    import a",
+    "while x:\n    import a",
+    "with open(p) as f, g:\n    import a",
+    "match x:\n    case [1, *_] if y:\n        import a",
+    "try:\n    pass\nexcept* ValueError:\n    import a",
+    "@decorator(lambda: 1)\ndef f(x=[i for i in y]):\n    import a",
+])
+def test_an_import_is_found_in_every_kind_of_block(source):
+    assert dict(_imports(ast.parse(source))) == {"a": False}
+
+
 def run_train(backend, path: str):
     try:
         return Implementation(backend).run_train_bpe(path, 300, [EOT])
