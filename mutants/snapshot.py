@@ -59,9 +59,11 @@ print(json.dumps([m.name for m in chosen]))
 
 # measured values (each pattern names what it normalises): the speed line of harness/timing.py
 # ("1.295 s, reference 0.958 s (...), 1.4x; limit 10x + 1 s = 10.58 s": the limit's multiple and
-# floor are policy and stay), and the time column of grade's points table ("  16.0 s" ending a row)
+# floor are policy and stay), a speed test's stop ("too slow: stopped after 3.72 s"), and the
+# time column of grade's points table ("  16.0 s" ending a row)
 MEASURED = (
     (re.compile(r"\b\d+\.\d{3} s, reference \d+\.\d{3} s"), "<t> s, reference <t> s"),
+    (re.compile(r"\bstopped after \d+\.\d{2} s\b"), "stopped after <t> s"),
     (re.compile(r", \d+\.\dx; limit "), ", <r>x; limit "),
     (re.compile(r"(limit \S+x \+ \S+ s) = \d+\.\d{2} s"), r"\1 = <t> s"),
     (re.compile(r"(?<=  )\d+\.\d s$", re.M), "<t> s"),

@@ -50,6 +50,14 @@ def test_what_varies_run_to_run_is_normalised_away(varied):
     assert snap(results(**base)) == snap(results(**varied))
 
 
+def test_the_time_a_speed_test_stopped_the_submission_is_normalised_away():
+    def stopped(seconds: float) -> dict:
+        line = speed_report("encode", seconds, 0.25, SpeedPolicy(multiple=10, floor=1), stopped=1)
+        return results(output=f"too slow: stopped after {seconds:.2f} s, past its limit: {line}")
+
+    assert snap(stopped(4.01)) == snap(stopped(3.72)) != snap(results())
+
+
 @pytest.mark.parametrize("varied,field", [
     ({"score": 0.0, "status": "failed"}, "score"),
     ({"output": "Timeout (>3.0s): the test took longer than its limit of 3.0 s"}, "output"),
