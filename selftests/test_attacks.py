@@ -265,9 +265,10 @@ SOLO = {"cpu_burner", "spin_everywhere", "spin_ignoring_alarm"}
 # blocks every signal): graded side by side, away from the other attacks they would slow down
 SPINNING = ("spin_everywhere", "spin_ignoring_alarm")
 SPUN = ("run_get_pair_counts", "run_merge", "get_byte_tokenizer")  # the functions TESTS call
-# CONFIG with a call limit of 1 s: the breaker's rule does not depend on the limit, and each
-# of the 9 calls that wait one out spins on a core for all of it (3 s each: 54 s of CPU for the two)
-SPIN_CONFIG = CONFIG.replace("call_timeout: 3\n", "call_timeout: 1\n")
+# CONFIG with a call limit of 0.5 s: the breaker's rule does not depend on the limit, and each
+# of the 9 calls that wait one out spins on a core for all of it (3 s each: 54 s of CPU for the
+# two; 1 s: 22.7 s of CPU for the test)
+SPIN_CONFIG = CONFIG.replace("call_timeout: 3\n", "call_timeout: 0.5\n")
 assert SPIN_CONFIG != CONFIG
 
 
@@ -275,7 +276,7 @@ assert SPIN_CONFIG != CONFIG
 def test_a_function_that_times_out_on_three_tests_in_a_row_is_no_longer_called(tmp_path):
     """Each function times out on 3 tests, then its other tests fail at once, and the results
     say so in one line each: score 0, results written, the budget (--max-time) never reached.
-    Graded with a 1 s call limit (SPIN_CONFIG): every second these gradings wait out, the
+    Graded with a 0.5 s call limit (SPIN_CONFIG): every second these gradings wait out, the
     spinning code burns a core."""
     (tmp_path / "spin.yaml").write_text(SPIN_CONFIG)
     with ThreadPoolExecutor(max_workers=2) as pool:
