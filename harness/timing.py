@@ -45,9 +45,12 @@ def timed_within(fn: Callable[[], Any], limit: float) -> tuple[Any, float, bool]
     ``limit`` seconds (by wall clock: :class:`OverLimit` raised in it by ``SIGALRM``). The
     test's own timer (pytest-timeout's signal method), when it would fire sooner, is left
     alone; else it is put back, less the time spent, once the call ends or is stopped (code
-    that swallows the stop still meets it). Off the main thread ``fn`` runs unstopped."""
+    that swallows the stop still meets it). Off the main thread, or without interval timers
+    (Windows), ``fn`` runs unstopped."""
+    if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
+        return (*timed(fn), False)
     left = signal.getitimer(signal.ITIMER_REAL)[0]
-    if threading.current_thread() is not threading.main_thread() or 0 < left <= limit:
+    if 0 < left <= limit:
         return (*timed(fn), False)
     previous = signal.getsignal(signal.SIGALRM)
     running = True

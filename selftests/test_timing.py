@@ -79,6 +79,19 @@ def test_a_call_within_the_limit_gives_its_result(test_timer):
     assert signal.getsignal(signal.SIGALRM) is alarm and 29.0 < signal.getitimer(signal.ITIMER_REAL)[0] < 30.0
 
 
+def test_without_interval_timers_a_call_runs_unstopped(monkeypatch):
+    monkeypatch.delattr(signal, "setitimer")  # as on Windows
+    assert timed_within(lambda: _spin(0.4), 0.1)[::2] == ("done", False)
+
+
+def test_off_the_main_thread_a_call_runs_unstopped():
+    from concurrent.futures import ThreadPoolExecutor
+
+    with ThreadPoolExecutor(1) as pool:
+        result, seconds, stopped = pool.submit(timed_within, lambda: _spin(0.4), 0.1).result()
+    assert (result, stopped) == ("done", False) and seconds >= 0.4
+
+
 def test_a_call_past_the_limit_is_stopped_there():
     started = time.perf_counter()
     result, seconds, stopped = timed_within(lambda: _spin(10), 0.3)
