@@ -305,6 +305,15 @@ class Implementation:
     def probe(self, probe: str, *args: Any) -> Any:
         return self.backend.probe(probe, None, args)
 
+    def ready(self) -> None:
+        """Where this implementation runs in a worker, start one now if none runs (a speed
+        test's timed call must not include a worker's start: an earlier test may have ended
+        the last one); in-process, nothing to do."""
+        __tracebackhide__ = True
+        ready = getattr(self.backend, "ready", None)
+        if ready is not None:
+            ready()
+
     def paused(self) -> contextlib.AbstractContextManager[int | None]:
         """A context in which no process of this implementation runs: where it runs in a
         worker, every process of the worker is stopped until the block ends. It yields how

@@ -92,6 +92,25 @@ def test_off_the_main_thread_a_call_runs_unstopped():
     assert (result, stopped) == ("done", False) and seconds >= 0.4
 
 
+def test_a_worker_is_ready_before_a_speed_test_times_a_call():
+    from harness.impl import Implementation, LocalBackend
+    from sandbox.backend import WorkerBackend
+
+    backend = WorkerBackend("reference")
+    try:
+        impl = Implementation(backend)
+        assert impl.run_merge([1, 2], (1, 2), 3) == [3]
+        backend.restart()  # as a stopped call ends the worker
+        with impl.paused() as stopped:
+            assert stopped == 0
+        impl.ready()
+        with impl.paused() as stopped:
+            assert stopped >= 1, "no worker was started"
+    finally:
+        backend.close()
+    Implementation(LocalBackend("reference")).ready()  # in-process: nothing to start
+
+
 def test_a_call_past_the_limit_is_stopped_there():
     started = time.perf_counter()
     result, seconds, stopped = timed_within(lambda: _spin(10), 0.3)
