@@ -46,13 +46,12 @@ def timed_within(fn: Callable[[], Any], limit: float) -> tuple[Any, float, bool]
     test's own timer (pytest-timeout's signal method), when it would fire sooner, is left
     alone; else it is put back, less the time spent, once the call ends or is stopped (code
     that swallows the stop still meets it). Off the main thread, or without interval timers
-    (Windows), ``fn`` runs unstopped."""
+    (Windows), or where a handler set outside Python has the signal, ``fn`` runs unstopped."""
     if not hasattr(signal, "setitimer") or threading.current_thread() is not threading.main_thread():
         return (*timed(fn), False)
-    left = signal.getitimer(signal.ITIMER_REAL)[0]
-    if 0 < left <= limit:
+    left, previous = signal.getitimer(signal.ITIMER_REAL)[0], signal.getsignal(signal.SIGALRM)
+    if 0 < left <= limit or previous is None:
         return (*timed(fn), False)
-    previous = signal.getsignal(signal.SIGALRM)
     running = True
     start = time.perf_counter()
 
