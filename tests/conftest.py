@@ -155,7 +155,7 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
                         f"{report}", pytrace=False)
         wrong = result_difference(ref_result if expected is _FROM_REFERENCE else expected, result)
         assert wrong is None, f"wrong result, and speed counts only for correct results: {wrong}\n{report}"
-        assert seconds <= policy.limit(reference), f"too slow: {report}"
+        assert seconds <= limit, f"too slow: {report}"
         return result
 
     return check
