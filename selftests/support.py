@@ -17,6 +17,10 @@ from grader.request import GradeRequest
 from harness.childenv import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
+# this environment's venv lies inside the checkout (the README's `.venv`): a worker runs its
+# interpreter there, so it learns the checkout's path, and where no private root hides the
+# checkout, the files directly in it stay readable to it (docs/isolation.md)
+VENV_IN_CHECKOUT = ROOT in Path(sys.prefix).resolve().parents
 EOT = "<|endoftext|>"
 
 

@@ -26,7 +26,7 @@ from harness.impl import ROOT
 
 from .attack_grading import PAIRS, PRIMITIVES, grade, processes_using
 from .prefetch import prefetched
-from .support import GradeRun
+from .support import VENV_IN_CHECKOUT, GradeRun
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="the isolation selftests need Linux"),
@@ -451,6 +451,9 @@ def test_a_worker_finds_no_harness_or_submission_path_in_its_argv_environment_or
     finally:
         backend.close()
     assert "bpe-worker-" in memory  # it did look: its own sandbox is named in its memory
+    if VENV_IN_CHECKOUT:  # the paths of its own interpreter name the checkout; nothing else may
+        cmdline, environ, memory = (text.replace(str(Path(sys.prefix).resolve()), "<venv>").replace(sys.prefix, "<venv>")
+                                    for text in (cmdline, environ, memory))
     for secret in (str(ROOT), str(sub.parent)):
         assert secret not in cmdline and secret not in environ, (cmdline, environ)
         assert secret not in memory, memory[max(memory.find(secret) - 300, 0):][:600]
