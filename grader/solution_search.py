@@ -82,7 +82,10 @@ def solution_functions(tree: Path) -> tuple[int, list[dict]]:
         out = work / "found.jsonl"
         out.touch()
         source = (Path(__file__).with_name("search_child.py")).read_text(encoding="utf-8")
-        env = child_env() | {"HOME": str(work), "TMPDIR": str(work), "PYTHONDONTWRITEBYTECODE": "1"}
+        # no BPE_* variable passes (a grading's BPE_GRADER_STATE would have the handout's own
+        # per-process folders made there, outside the throw-away tree: a candidate's process
+        # ends with os._exit, removing none of them); TMPDIR holds them, removed with it
+        env = child_env(drop=("BPE_*",)) | {"HOME": str(work), "TMPDIR": str(work), "PYTHONDONTWRITEBYTECODE": "1"}
         env.pop("PYTHONPATH", None)
         try:
             proc = subprocess.run(

@@ -6,6 +6,7 @@ two at a time, each on its own copy of what it runs in; each test waits for its 
 
 from __future__ import annotations
 
+import os
 import re
 import shlex
 import shutil
@@ -257,6 +258,31 @@ def test_the_function_search_calls_no_test_under_hypothesis(runs):
     marks = planted.parent / "marks"
     assert (marks / "plain").exists(), "the search did not call the planted plain test"
     assert not (marks / "given").exists(), "the search ran a Hypothesis test, which can only return None"
+
+
+LEAVES_A_FOLDER = """
+import os
+import tempfile
+
+
+def make_a_folder():  # as the harness's per-process folders are made: in a grading's state folder
+    where = os.environ.get("BPE_GRADER_STATE") or tempfile.gettempdir()
+    os.mkdir(os.path.join(where, f"made-by-{{os.getpid()}}"))
+    os.mkdir({called!r})
+"""
+
+
+def test_the_function_search_leaves_nothing_in_a_gradings_state_folder(tmp_path):
+    # the export run where a grading's BPE_GRADER_STATE is set: a candidate making a folder
+    # there (and ending with os._exit, removing nothing) would leave it behind
+    tree, state, called = tmp_path / "tree", tmp_path / "state", tmp_path / "called"
+    tree.mkdir()
+    state.mkdir()
+    (tree / "maker.py").write_text(LEAVES_A_FOLDER.format(called=str(called)))
+    proc = subprocess.run([sys.executable, "-m", "grader.solution_search", str(tree)], cwd=ROOT, capture_output=True, text=True,
+                          timeout=300, env=student_env() | {"BPE_GRADER_STATE": str(state)})
+    assert proc.returncode == 0 and called.is_dir(), proc.stdout + proc.stderr
+    assert not any(state.iterdir()), sorted(os.listdir(state))
 
 
 def test_the_handouts_docstring_examples_hold_for_the_reference(handout, tmp_path, monkeypatch):
