@@ -70,9 +70,8 @@ def timed_within(fn: Callable[[], Any], limit: float) -> tuple[Any, float, bool]
     signal.setitimer(signal.ITIMER_REAL, limit)
     try:
         result, stopped = fn(), False
-        running = False
+        running = False  # still in the try: an alarm before this line is caught below, one after is ignored
     except OverLimit:
-        running = False
         result, stopped = None, True
     finally:
         running = False
