@@ -71,7 +71,7 @@ class WorkerBackend:
         self.confinement: str | None = None  # how its last started worker is isolated (for reports)
         self.limits = limits or IsolationLimits()
         self.drop_privileges = drop_privileges
-        self.spin = default_spin() if spin is None else spin
+        self.spin = spin  # None: default_spin, decided as each worker starts
         self.extra_hide = [Path(p) for p in hide]
         self._proc: WorkerProcess | None = None
         self._generation = 0
@@ -111,7 +111,7 @@ class WorkerBackend:
         return WorkerSpec(
             package=self.package, source_root=self.source_root, only=self._only, adapters=self.layout.adapters,
             limits=self.limits, forbidden=tuple(self.forbidden), drop_privileges=self.drop_privileges,
-            private_root=self.private_root, namespaces=self.namespaces, spin=self.spin,
+            private_root=self.private_root, namespaces=self.namespaces, spin=default_spin() if self.spin is None else self.spin,
             hidden=tuple(self.extra_hide), python_path=tuple(python_path), python_dirs=tuple(python_dirs),
             hash_seed=self.hash_seed,
         )
