@@ -3,6 +3,7 @@ GPT-2 data from tiktoken, fixture files and seeded randomness."""
 
 from __future__ import annotations
 
+import functools
 import json
 import random
 from pathlib import Path
@@ -112,7 +113,13 @@ def gpt2_vocab_merges(gpt2_files) -> tuple[dict[int, bytes], list[tuple[bytes, b
 
 
 def gpt2_byte_decoder() -> dict[str, int]:
-    """GPT-2's printable character -> byte table, rebuilt from its published definition."""
+    """GPT-2's printable character -> byte table, rebuilt from its published definition (a
+    copy of it each call: some tests ask per token)."""
+    return dict(_gpt2_byte_decoder())
+
+
+@functools.cache
+def _gpt2_byte_decoder() -> dict[str, int]:
     keep = {*range(0x21, 0x7F), *range(0xA1, 0xAD), *range(0xAE, 0x100)}
     table, extra = {}, 0
     for b in range(256):
