@@ -39,6 +39,7 @@ PACKAGES_SHOWN = 8  # packages named in a layout's description
 SKIP_DIRS = frozenset({
     ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
     ".ruff_cache", ".ipynb_checkpoints", "node_modules", "__MACOSX", ".eggs", ".idea", ".vscode", "wandb",
+    ".hypothesis",  # the examples and Unicode tables Hypothesis keeps where the student ran the public tests
 })
 
 

@@ -55,6 +55,7 @@ def test_caches_version_control_and_virtual_environments_are_left_out(tmp_path):
     src = tree(tmp_path / "src", {
         "adapters.py": "A", "pkg/m.py": "M", ".git/config": "", "pkg/__pycache__/m.pyc": "", ".venv/bin/python": "",
         "myenv/pyvenv.cfg": "", "myenv/lib/x.py": "", "node_modules/x.js": "", "pkg.egg-info/PKG-INFO": "",
+        ".hypothesis/unicode_data/14.0.0/charmap.json.gz": "",
     })
     S.copy_submission(src, tmp_path / "dest")
     assert copied(tmp_path / "dest") == {"adapters.py": "A", "pkg": "/", "pkg/m.py": "M"}
