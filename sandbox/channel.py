@@ -24,9 +24,9 @@ from harness import wire
 MAX_LINE = 1 << 30  # requests longer than this are a protocol error
 SPIN_SECONDS = 0.002  # see default_spin
 # no spinning while more tasks are runnable than there are CPUs, or tasks waited for a CPU more
-# than this % of the last 10 s (cpu_contended): a
-# whole-suite grading spun 2.5-3 s of CPU (17 s with it, 15 s without, 2026-11-26), taken from
-# the gradings beside it where several share the cores (CI, a busy runner)
+# than this % of the last 10 s (cpu_contended): a whole-suite grading spun 2.5-3 s of CPU on a
+# quiet machine (17 s with it, 15 s without), and beside two busy processes 27.5 s against 14.7 s
+# (2026-11-26), taking cores the processes beside it need (CI, a busy runner)
 CPU_PRESSURE, LOAD, CONTENDED_SHARE = "/proc/pressure/cpu", "/proc/loadavg", 10.0
 
 
