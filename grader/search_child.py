@@ -93,10 +93,11 @@ def candidates(tree: Path):
 
 
 def _hypothesis_test(fn) -> bool:
-    """Whether ``fn`` is a test wrapped by Hypothesis's ``@given``: it returns None or raises
+    """Whether ``fn`` is a test wrapped by Hypothesis's ``@given`` (the mark ``@given`` sets,
+    which ``harness.plugin.is_hypothesis_test`` reads too): it returns None or raises
     (Hypothesis fails a test that returns anything else), so it cannot reproduce a graded
     function, and calling it would run its whole search for examples."""
-    return type(getattr(fn, "hypothesis", None)).__module__.partition(".")[0] == "hypothesis"
+    return bool(getattr(fn, "is_hypothesis_test", False))
 
 
 def arguments(case):
