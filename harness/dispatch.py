@@ -28,13 +28,15 @@ class Broken(Exception):
 
 
 def import_adapters(code_dir: str, adapters: str, module_name: str, *, register: bool = False,
-                    scoped: bool = False) -> tuple[ModuleType, list[str]]:
+                    scoped: bool = False, only: tuple[str, ...] | None = None) -> tuple[ModuleType, list[str]]:
     """Import ``code_dir/adapters`` as a fresh module named ``module_name`` (also put in
     ``sys.modules`` when ``register``), with stand-ins for packages it imports that are
     neither in ``code_dir`` nor installed, its ``src/`` folder on the path when it holds packages
     (kept out of this process's imports afterwards when
     ``scoped``: an in-process run), and the submission's own package metadata
-    (:func:`harness.own_metadata.provide`, from its ``pyproject.toml``). Returns the module and
+    (:func:`harness.own_metadata.provide`, from its ``pyproject.toml``); ``only``: the top-level
+    names of ``code_dir`` whose imports are read (the harness's own checkout: the package in
+    use and ``adapters.py``, as an isolated worker gets them). Returns the module and
     those packages' names; the submission's own import-time errors propagate for the caller
     to describe."""
     path = os.path.join(code_dir, adapters)
@@ -61,9 +63,9 @@ def import_adapters(code_dir: str, adapters: str, module_name: str, *, register:
         return module
 
     if not (scoped and folder):
-        return import_tolerating_missing(load, code_dir, scoped=scoped)
+        return import_tolerating_missing(load, code_dir, scoped=scoped, only=only)
     with OwnPackage(code_dir, folder.split("/")[0]).active():
-        return import_tolerating_missing(load, code_dir, scoped=scoped)
+        return import_tolerating_missing(load, code_dir, scoped=scoped, only=only)
 
 
 def _is_under(module: ModuleType, folder: str) -> bool:

@@ -121,11 +121,11 @@ def _withdraw() -> None:
     FINDER.packages.clear()
 
 
-def unguarded_missing(root: str) -> list[str]:
+def unguarded_missing(root: str, only: tuple[str, ...] | None = None) -> list[str]:
     """The missing top-level packages (neither in ``root`` nor installed) that the submission
-    in ``root`` imports somewhere unguarded (:func:`harness.submission.package_imports`),
-    sorted, at most :data:`MAX_MISSING`."""
-    found = package_imports(root)
+    in ``root`` (``only``: these top-level names of it) imports somewhere unguarded
+    (:func:`harness.submission.package_imports`), sorted, at most :data:`MAX_MISSING`."""
+    found = package_imports(root, only=only)
     return sorted(p for p, unguarded in found.items() if unguarded and p.isidentifier() and not _installed(p)
                   and not os.path.isdir(os.path.join(root, p)) and not os.path.isfile(os.path.join(root, p + ".py"))
                   and nested_module(root, p) is None)[:MAX_MISSING]
@@ -183,7 +183,8 @@ def each_step_within(items: Iterator[Any], context: Callable[[], contextlib.Abst
                 close()
 
 
-def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: bool = False) -> tuple[Any, list[str]]:
+def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: bool = False,
+                              only: tuple[str, ...] | None = None) -> tuple[Any, list[str]]:
     """``load()`` (which imports the submission in folder ``root``) with a stand-in for each
     missing package the submission imports unguarded (:func:`unguarded_missing`), retried
     with one for each other missing top-level package its import stumbles on that is not the
@@ -195,7 +196,9 @@ def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: boo
     process's imports (:func:`_withdraw`): an import of a missing package by anyone else
     fails as it would without them, and the submission's calls get them back through
     :func:`serving`. Otherwise (the isolated worker, which runs nothing else) they stay.
-    Either way, while they serve, processes the submission spawns get them too (:func:`_publish`)."""
+    Either way, while they serve, processes the submission spawns get them too (:func:`_publish`).
+    ``only``: the top-level names of ``root`` that are the submission (the harness's own
+    checkout: :func:`harness.submission.checkout_files`)."""
 
     root = os.path.realpath(root)
 
@@ -208,7 +211,7 @@ def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: boo
 
     if FINDER not in sys.meta_path:
         sys.meta_path.append(FINDER)  # last: only for what nothing else can import
-    for package in unguarded_missing(root):  # its import fails for sure without one: at any time
+    for package in unguarded_missing(root, only):  # its import fails for sure without one: at any time
         if package not in FINDER.packages:
             FINDER.packages.append(package)
     FINDER.importing = True

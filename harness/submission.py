@@ -228,28 +228,40 @@ class _Walk:
                 self.out.files.append((path, size))
 
 
-def imported_packages(root: Path | str, most_bytes: int = 20_000_000) -> set[str]:
+def checkout_files(impl: str) -> tuple[str, ...]:
+    """The top-level names of the harness's own checkout that are the code graded when it is
+    graded itself (the in-repo ``student/``, or ``reference/``): the package in use and
+    ``adapters.py``. The rest (its tests, grader, harness) is not the submission's: an
+    isolated worker gets only these, and their imports alone are read in-process."""
+    return (impl, "adapters.py")
+
+
+def imported_packages(root: Path | str, most_bytes: int = 20_000_000, only: tuple[str, ...] | None = None) -> set[str]:
     """The top-level packages the Python files of the submission in ``root`` import
     (``import a.b``, ``from a import b``; anywhere in a file, links not followed), read
     from its own source: what a worker may claim it lacks. Files over 1 MB, or past
-    ``most_bytes`` read in all, are not read."""
-    return set(package_imports(root, most_bytes))
+    ``most_bytes`` read in all, are not read; ``only``: as :func:`package_imports`."""
+    return set(package_imports(root, most_bytes, only))
 
 
 # handlers that catch an ImportError: an import under them is optional, its fallback expected
 IMPORT_ERROR_CATCHERS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 
 
-def package_imports(root: Path | str, most_bytes: int = 20_000_000) -> dict[str, bool]:
+def package_imports(root: Path | str, most_bytes: int = 20_000_000, only: tuple[str, ...] | None = None) -> dict[str, bool]:
     """Each top-level package the submission's Python files import (as
     :func:`imported_packages`), mapped to whether code that can run with the graded code
     imports it somewhere unguarded: not in the body of a ``try`` one of whose handlers
     catches ``ImportError`` (bare, ``ImportError``, ``ModuleNotFoundError``, ``Exception``,
     ``BaseException``, alone or in a tuple), and not in a test file of its own (``test_*.py``,
-    ``*_test.py``, ``conftest.py``: pytest's, never imported by the adapters)."""
+    ``*_test.py``, ``conftest.py``: pytest's, never imported by the adapters). ``only``: the
+    top-level names of ``root`` read, the rest left alone (as :func:`scan`'s)."""
     found: dict[str, bool] = {}
     for folder, dirs, files in os.walk(root):
         dirs[:] = [d for d in dirs if d not in SKIP_DIRS and not os.path.islink(os.path.join(folder, d))]
+        if only is not None and folder == os.fspath(root):
+            dirs[:] = [d for d in dirs if d in only]
+            files = [f for f in files if f in only]
         for name in files:
             path = os.path.join(folder, name)
             if not name.endswith(".py") or os.path.islink(path):
@@ -334,13 +346,14 @@ def listed(value: object, most: int) -> list[str]:
     return [str(n) for n in value[:most]] if type(value) is list else []
 
 
-def missing_packages(claimed: list[str], source: Path | str) -> list[str]:
+def missing_packages(claimed: list[str], source: Path | str, only: tuple[str, ...] | None = None) -> list[str]:
     """The package names a worker said it stood in for that can be shown: Python names of at
-    most 100 characters that the submission's own source (in ``source``) imports."""
+    most 100 characters that the submission's own source (in ``source``; ``only``: these
+    top-level names of it) imports."""
     names = [n for n in claimed if n.isidentifier() and len(n) <= 100]
     if not names:
         return []
-    imported = imported_packages(source)
+    imported = imported_packages(source, only=only)
     return [n for n in dict.fromkeys(names) if n in imported]
 
 

@@ -63,7 +63,7 @@ class WorkerBackend:
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()
         if self.source_root == ROOT:  # this checkout: only adapters.py and the package in use
-            self.layout, self._only = S.Layout("stubs", "adapters.py", (impl,)), (impl, "adapters.py")
+            self.layout, self._only = S.Layout("stubs", "adapters.py", (impl,)), S.checkout_files(impl)
         else:  # a submission: all of it, wherever its adapters.py is
             self.layout, self._only = S.detect_layout(self.source_root) or S.Layout("no adapters", "adapters.py"), None
         self._copy_error: str | None = None

@@ -23,7 +23,7 @@ import pytest
 
 from harness.impl import ROOT, Implementation, LocalBackend
 from harness.stand_in_objects import missing_message
-from harness.submission import _imports
+from harness.submission import _imports, checkout_files, package_imports, scan
 
 from .support import build_layout, run_grade
 
@@ -104,6 +104,20 @@ def test_an_import_is_guarded_only_in_the_body_of_a_try_catching_import_error(so
 ])
 def test_an_import_is_found_in_every_kind_of_block(source):
     assert dict(_imports(ast.parse(source))) == {"a": False}
+
+
+@pytest.mark.parametrize("impl", ["student", "reference"])
+def test_in_this_checkout_only_the_package_in_use_and_adapters_py_are_read_as_an_isolated_worker_gets_them(tmp_path, impl):
+    for rel, package in [("adapters.py", "absent_in_adapters"), (f"{impl}/train.py", "absent_in_package"),
+                         ("grader/grade.py", "absent_in_grader"), ("selftests/test_x.py", "absent_in_selftests"),
+                         ("other.py", "absent_in_other")]:
+        (tmp_path / rel).parent.mkdir(exist_ok=True)
+        (tmp_path / rel).write_text(f"import {package}\n")
+    read = package_imports(tmp_path, only=checkout_files(impl))
+    assert read == {"absent_in_adapters": True, "absent_in_package": True}
+    copied = {rel.split("/")[0] for rel, _ in scan(tmp_path, checkout_files(impl)).files}
+    assert copied == {"adapters.py", impl}  # the files a worker gets of it (sandbox.backend)
+    assert len(package_imports(tmp_path)) == 5  # a submission: all of it
 
 
 def run_train(backend, path: str):
