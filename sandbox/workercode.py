@@ -11,7 +11,9 @@ and the solution (``reference``) are never copied, and the hiding rules
 
 from __future__ import annotations
 
+import py_compile
 import shutil
+import sys
 from pathlib import Path
 
 CODE_DIR = Path(__file__).resolve().parent.parent
@@ -30,9 +32,32 @@ def shipped_files(code_dir: Path = CODE_DIR) -> list[Path]:
     )
 
 
+# each shipped module's bytecode, compiled once a process (rel path -> .pyc bytes)
+_BYTECODE: dict[Path, bytes] = {}
+
+
+def bytecode_path(module: Path) -> Path:
+    """Where Python looks for ``module``'s bytecode when no pycache prefix is set (the worker's case)."""
+    return module.parent / "__pycache__" / f"{module.stem}.{sys.implementation.cache_tag}.pyc"
+
+
 def ship(dest: Path) -> None:
-    """Copy :func:`shipped_files` into ``dest`` (the folder the worker puts on its path)."""
+    """Copy :func:`shipped_files` into ``dest`` (the folder the worker puts on its path), each
+    with its bytecode beside it: a checked-hash ``.pyc`` (the worker's import compares it with
+    the source it lies beside, whatever the files' times), compiled once a process. The worker
+    writes no bytecode (``-B``), so it compiled every module it imports at each start (0.04 s)."""
     for rel in shipped_files():
         target = dest / rel
         target.parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(CODE_DIR / rel, target)
+        cached = bytecode_path(target)
+        if rel in _BYTECODE:
+            cached.parent.mkdir(exist_ok=True)
+            cached.write_bytes(_BYTECODE[rel])
+            continue
+        try:
+            py_compile.compile(str(target), cfile=str(cached), doraise=True,
+                               invalidation_mode=py_compile.PycInvalidationMode.CHECKED_HASH)
+            _BYTECODE[rel] = cached.read_bytes()
+        except (py_compile.PyCompileError, OSError):  # the worker compiles it itself, as before
+            pass

@@ -142,6 +142,18 @@ def test_whole_packages_are_shipped_and_none_of_the_layers_above_nor_the_suite_o
     assert not set(workercode.PACKAGES) & set(NEVER_SHIPPED)
 
 
+def test_each_shipped_module_has_bytecode_checked_against_the_source_beside_it(tmp_path):
+    from importlib.util import source_hash
+
+    for dest in (tmp_path / "first", tmp_path / "again"):  # compiled, then copied from this process's cache
+        workercode.ship(dest)
+        for rel in workercode.shipped_files():
+            pyc = workercode.bytecode_path(dest / rel).read_bytes()
+            flags = int.from_bytes(pyc[4:8], "little")
+            assert flags == 0b11, f"{rel}: not a checked-hash .pyc (flags {flags:#b})"
+            assert pyc[8:16] == source_hash((dest / rel).read_bytes()), f"{rel}: its bytecode is not of the source shipped"
+
+
 def test_the_shipped_copy_alone_imports_every_module_the_worker_reaches(tmp_path):
     # -I -S: no site-packages, no current folder; the copy is the only code of this project
     workercode.ship(tmp_path)
