@@ -9,6 +9,7 @@ suite and the solution are never in the copy.
 from __future__ import annotations
 
 import ast
+import marshal
 import subprocess
 import sys
 import textwrap
@@ -151,7 +152,10 @@ def test_each_shipped_module_has_bytecode_checked_against_the_source_beside_it(t
             pyc = workercode.bytecode_path(dest / rel).read_bytes()
             flags = int.from_bytes(pyc[4:8], "little")
             assert flags == 0b11, f"{rel}: not a checked-hash .pyc (flags {flags:#b})"
-            assert pyc[8:16] == source_hash((dest / rel).read_bytes()), f"{rel}: its bytecode is not of the source shipped"
+            source = (dest / rel).read_bytes()
+            assert pyc[8:16] == source_hash(source), f"{rel}: its bytecode is not of the source shipped"
+            assert marshal.loads(pyc[16:]) == compile(source, str(dest / rel), "exec", dont_inherit=True), \
+                f"{rel}: its bytecode is not the code of the source beside it"
 
 
 def test_the_shipped_copy_alone_imports_every_module_the_worker_reaches(tmp_path):
