@@ -229,7 +229,7 @@ def submission_notes(req, loaded: object, installing: bool = False, provided: tu
     and, unless this grading tried (``installing``), that ``grade --install-declared`` installs it;
     ``provided``: the modules it installed (never named as missing)."""
     from harness import ROOT
-    from harness.submission import checkout_files, detect_layout, listed, missing_packages
+    from harness.submission import detect_layout, graded_names, listed, missing_packages
 
     notes = []
     if req.submission is not None:
@@ -242,8 +242,8 @@ def submission_notes(req, loaded: object, installing: bool = False, provided: tu
     left_out = [printable(n, 300) for n in listed(loaded.get("left_out"), 6)]
     if left_out:
         notes.append("left out of the copy graded: " + "; ".join(left_out))
-    in_repo = None if req.submission is not None else checkout_files(req.impl)  # what the worker got of this checkout
-    missing = missing_packages(listed(loaded.get("stand_ins"), 20), req.submission or ROOT, in_repo)
+    graded = req.submission or ROOT
+    missing = missing_packages(listed(loaded.get("stand_ins"), 20), graded, graded_names(graded, req.impl))
     if missing:
         starter = [n for n in missing if n in CS336_EXTRA]
         hint = (f"; {', '.join(starter)}: in CS336's environment, installed by `pip install -e .[cs336]` where grading runs"

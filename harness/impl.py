@@ -62,7 +62,7 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
     Each call makes a fresh module object, so the student's and the reference's adapters
     can be used side by side in one process.
     """
-    from .submission import checkout_files, detect_layout
+    from .submission import detect_layout, graded_names
 
     root = Path(root or ROOT).resolve()
     layout = detect_layout(root)
@@ -82,8 +82,8 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
     previous = os.environ.get(IMPL_ENV)
     os.environ[IMPL_ENV] = impl
     try:
-        only = checkout_files(impl) if root == ROOT else None  # this checkout: what an isolated worker gets of it
-        module, missing = import_adapters(str(root), layout.adapters, f"adapters_{impl}", scoped=True, only=only)
+        module, missing = import_adapters(str(root), layout.adapters, f"adapters_{impl}", scoped=True,
+                                          only=graded_names(root, impl))
     except Exception as err:  # the submission's own import-time error, reported as such
         message = V.describe_import_error(err) + import_hint(root)
         raise BrokenImplementation(f"{layout.adapters} could not be imported: {message}") from None

@@ -198,7 +198,7 @@ def import_tolerating_missing(load: Callable[[], Any], root: str, *, scoped: boo
     :func:`serving`. Otherwise (the isolated worker, which runs nothing else) they stay.
     Either way, while they serve, processes the submission spawns get them too (:func:`_publish`).
     ``only``: the top-level names of ``root`` that are the submission (the harness's own
-    checkout: :func:`harness.submission.checkout_files`)."""
+    checkout: :func:`harness.submission.graded_names`)."""
 
     root = os.path.realpath(root)
 

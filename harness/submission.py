@@ -27,6 +27,7 @@ import stat
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from . import ROOT
 from .printable import printable
 
 MAX_BYTES = 100_000_000  # total size of what is copied
@@ -228,12 +229,13 @@ class _Walk:
                 self.out.files.append((path, size))
 
 
-def checkout_files(impl: str) -> tuple[str, ...]:
-    """The top-level names of the harness's own checkout that are the code graded when it is
-    graded itself (the in-repo ``student/``, or ``reference/``): the package in use and
-    ``adapters.py``. The rest (its tests, grader, harness) is not the submission's: an
-    isolated worker gets only these, and their imports alone are read in-process."""
-    return (impl, "adapters.py")
+def graded_names(root: Path | str, impl: str) -> tuple[str, ...] | None:
+    """The top-level names of ``root`` that are the code graded with package ``impl``. For the
+    harness's own checkout (the in-repo ``student/``, or ``reference/``): the package in use
+    and ``adapters.py``; the rest (its tests, grader, harness) is not the submission's, so an
+    isolated worker gets only these and their imports alone are read in-process. None for a
+    submission: all of it."""
+    return (impl, "adapters.py") if Path(root).resolve() == ROOT else None
 
 
 def imported_packages(root: Path | str, most_bytes: int = 20_000_000, only: tuple[str, ...] | None = None) -> set[str]:

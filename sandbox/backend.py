@@ -62,10 +62,11 @@ class WorkerBackend:
         self.packages = str(Path(packages).resolve()) if packages else None  # grade --install-declared's, last on its path
         self.label = label or impl
         self.source_root = Path(root or ROOT).resolve()
-        if self.source_root == ROOT:  # this checkout: only adapters.py and the package in use
-            self.layout, self._only = S.Layout("stubs", "adapters.py", (impl,)), S.checkout_files(impl)
+        self._only = S.graded_names(self.source_root, impl)
+        if self._only is not None:  # this checkout: only adapters.py and the package in use
+            self.layout = S.Layout("stubs", "adapters.py", (impl,))
         else:  # a submission: all of it, wherever its adapters.py is
-            self.layout, self._only = S.detect_layout(self.source_root) or S.Layout("no adapters", "adapters.py"), None
+            self.layout = S.detect_layout(self.source_root) or S.Layout("no adapters", "adapters.py")
         self._copy_error: str | None = None
         self.facts: dict[str, object] = {}  # how the submission was loaded: layout, left_out, stand_ins
         self.confinement: str | None = None  # how its last started worker is isolated (for reports)
@@ -157,7 +158,7 @@ class WorkerBackend:
         submission (not this checkout's student/ or reference/), how it was loaded."""
         if learned.confinement is not None:
             self.confinement = learned.confinement
-        if self.source_root == ROOT:
+        if self._only is not None:  # this checkout
             return
         if learned.left_out is not None:
             self.facts["left_out"] = list(learned.left_out)

@@ -23,7 +23,7 @@ import pytest
 
 from harness.impl import ROOT, Implementation, LocalBackend
 from harness.stand_in_objects import missing_message
-from harness.submission import _imports, checkout_files, package_imports, scan
+from harness.submission import _imports, graded_names, package_imports, scan
 
 from .support import build_layout, run_grade
 
@@ -113,11 +113,13 @@ def test_in_this_checkout_only_the_package_in_use_and_adapters_py_are_read_as_an
                          ("other.py", "absent_in_other")]:
         (tmp_path / rel).parent.mkdir(exist_ok=True)
         (tmp_path / rel).write_text(f"import {package}\n")
-    read = package_imports(tmp_path, only=checkout_files(impl))
+    in_repo = graded_names(ROOT, impl)
+    read = package_imports(tmp_path, only=in_repo)
     assert read == {"absent_in_adapters": True, "absent_in_package": True}
-    copied = {rel.split("/")[0] for rel, _ in scan(tmp_path, checkout_files(impl)).files}
+    copied = {rel.split("/")[0] for rel, _ in scan(tmp_path, in_repo).files}
     assert copied == {"adapters.py", impl}  # the files a worker gets of it (sandbox.backend)
-    assert len(package_imports(tmp_path)) == 5  # a submission: all of it
+    assert graded_names(tmp_path, impl) is None  # a submission: all of it
+    assert len(package_imports(tmp_path, only=graded_names(tmp_path, impl))) == 5
 
 
 def run_train(backend, path: str):
