@@ -191,8 +191,12 @@ def graded(prefetch) -> dict:
             # isolated, the start-up self-check (tested in test_venv) runs in the whole-suite grading
             # layouts graded like the other layouts, by grading.yaml
             config = "default" if layout in ("cs336", "cs336_buggy") and not whole else None
+            # the known-bug replay only where a test reads the line it adds (the real counting bug,
+            # named): it never changes a point, which is all the other cases check, and was a
+            # third of the CPU of the bugs' gradings (the replay has its own tests, test_diagnosis.py)
             return run_grade(base / name, submission=sub, isolate=None if isolated else False, self_checked=isolated and not whole,
-                             config=config, tests=tests, private_tmp=True, side_by_side=True, timeout=600)
+                             config=config, tests=tests, private_tmp=True, side_by_side=True, timeout=600,
+                             diagnosis=bug == REAL_COUNTING_BUG)
         finally:
             if layout == "hard_links":  # its links raise the link count of this checkout's files
                 shutil.rmtree(sub, ignore_errors=True)
