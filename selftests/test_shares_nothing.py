@@ -107,11 +107,22 @@ def run_pretokenize(text):
                 kids.append(pid)
             return ["done", sum(os.waitpid(k, 0)[1] == 0 for k in kids)]
         if what == "writable":  # every folder it may write in: [path, noexec, MB, files]
+            # below a folder of a read-only mount only another mount can be written: the walk
+            # enters those folders only on the way to a mount point (all of them where the
+            # mount table cannot be read)
+            try:
+                with open("/proc/self/mountinfo") as f:
+                    mounts = [line.split()[4] for line in f]
+            except OSError:
+                mounts = None
             found = []
             for top, dirs, _ in os.walk("/"):
                 if top in ("/proc", "/sys"):
                     dirs[:] = []
                     continue
+                if mounts is not None and os.statvfs(top).f_flag & os.ST_RDONLY:
+                    below = [os.path.join(top, d) for d in dirs]
+                    dirs[:] = [d for d, p in zip(dirs, below) if any(m == p or m.startswith(p + "/") for m in mounts)]
                 if os.access(top, os.W_OK):
                     st = os.statvfs(top)
                     found.append([top, bool(st.f_flag & os.ST_NOEXEC), st.f_blocks * st.f_frsize >> 20, st.f_files])
