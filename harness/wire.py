@@ -50,6 +50,16 @@ def _is_merges(value: list) -> bool:
     return all(type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes for v in value)
 
 
+def packed_whole(value: Any) -> bool:
+    """Whether ``value`` travels packed as a whole: merges (``$pb``) or a vocabulary
+    (``$vb``). Two such values that are equal, in the same order, have the same wire text
+    (no ``1 == True`` or ``1 == 1.0`` between them)."""
+    kind = type(value)
+    if kind is list:
+        return bool(value) and _is_merges(value)
+    return kind is dict and bool(value) and only(value, int) and only(value.values(), bytes)
+
+
 def _tag(value: Any) -> Any:
     kind = type(value)
     if kind is list:

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from typing import Any
 
+from harness.wire import packed_whole
+
 from .channel import fast_dumps, plain_copy
 
 REF_MIN = 2000  # lists/dicts at least this long are sent once per worker and then referenced
@@ -16,7 +18,8 @@ CACHE_ITEMS = 1_000_000  # items of all the arguments kept here together (their 
 
 
 class ArgumentCache:
-    """Serialized large arguments of one backend, by object identity."""
+    """Serialized large arguments of one backend, by object identity (or, for merges and
+    vocabularies, by equal data in the same order)."""
 
     def __init__(self) -> None:
         self.entries: dict[int, tuple] = {}
@@ -38,15 +41,19 @@ class ArgumentCache:
                 continue  # a submission's own huge result given back: a copy kept here would outlive the test
             entry = self.entries.get(id(value))
             if entry is None or entry[0] is not value or type(entry[1]) is not type(value) or entry[1] != value:
-                self.counter += 1
-                entry = (value, plain_copy(value), self.counter, fast_dumps(value))
+                packed = packed_whole(value)
+                same = self._same_data(value) if packed else None
+                if same is None:
+                    self.counter += 1
+                    same = (value, plain_copy(value), self.counter, fast_dumps(value), packed)
+                entry = (value, *same[1:])
                 self.entries.pop(id(value), None)
                 self.entries[id(value)] = entry
                 while len(self.entries) > ARG_CACHE or (
                     len(self.entries) > 1 and sum(len(e[1]) for e in self.entries.values()) > CACHE_ITEMS
                 ):
                     self.entries.pop(next(iter(self.entries)))
-            _, _, key, text = entry
+            _, _, key, text, _ = entry
             if key in sent_keys:
                 refs.append(f"[{i},{key},null]")
             elif len(sent_keys) < REF_SLOTS:
@@ -56,6 +63,18 @@ class ArgumentCache:
                 continue
             args[i] = None
         return args, refs
+
+    def _same_data(self, value: list | dict) -> tuple | None:
+        """A kept entry whose snapshot holds the same merges or vocabulary as ``value`` (packed
+        whole, :func:`harness.wire.packed_whole`), in the same order: another object, such as a
+        copy of GPT-2's vocabulary a test made again, whose wire text, and the worker's copy of
+        it, serve ``value`` too. None if none."""
+        for entry in reversed(self.entries.values()):
+            kept = entry[1]
+            if entry[4] and type(kept) is type(value) and len(kept) == len(value) and kept == value and (
+                    type(value) is list or list(kept) == list(value)):
+                return entry
+        return None
 
 
 def change_in_place(originals: list, changed: Any, proc: Any) -> None:
