@@ -50,6 +50,10 @@ def _is_merges(value: list) -> bool:
     return all(type(v) is tuple and len(v) == 2 and type(v[0]) is bytes and type(v[1]) is bytes for v in value)
 
 
+def _is_vocab(value: dict) -> bool:
+    return bool(value) and only(value, int) and only(value.values(), bytes)
+
+
 def packed_whole(value: Any) -> bool:
     """Whether ``value`` travels packed as a whole: merges (``$pb``) or a vocabulary
     (``$vb``). Two such values that are equal, in the same order, have the same wire text
@@ -57,7 +61,7 @@ def packed_whole(value: Any) -> bool:
     kind = type(value)
     if kind is list:
         return bool(value) and _is_merges(value)
-    return kind is dict and bool(value) and only(value, int) and only(value.values(), bytes)
+    return kind is dict and _is_vocab(value)
 
 
 def _tag(value: Any) -> Any:
@@ -71,7 +75,7 @@ def _tag(value: Any) -> Any:
             return {"$pb": [_b64(b"".join(a + b for a, b in value)), [n for a, b in value for n in (len(a), len(b))]]}
         return [_tag(v) for v in value]
     if kind is dict:
-        if value and only(value, int) and only(value.values(), bytes):
+        if _is_vocab(value):
             return {"$vb": [list(value), _b64(b"".join(value.values())), [len(v) for v in value.values()]]}
         return {"$d": [[_tag(k), _tag(v)] for k, v in value.items()]}
     if kind is bytes:

@@ -4,7 +4,7 @@ its list or dict arguments applied to the caller's own (:func:`change_in_place`)
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
 from harness.wire import packed_whole
 
@@ -17,12 +17,23 @@ REF_MAX = 200_000  # longer ones (GPT-2's vocabulary has 50,257 entries) are sen
 CACHE_ITEMS = 1_000_000  # items of all the arguments kept here together (their copies and texts cost memory)
 
 
+class Kept(NamedTuple):
+    """A large argument serialized: the object, a snapshot of it, its key, its wire text, and
+    whether it travels packed whole (:func:`harness.wire.packed_whole`)."""
+
+    value: Any
+    snapshot: Any
+    key: int
+    text: str
+    packed: bool
+
+
 class ArgumentCache:
     """Serialized large arguments of one backend, by object identity (or, for merges and
     vocabularies, by equal data in the same order)."""
 
     def __init__(self) -> None:
-        self.entries: dict[int, tuple] = {}
+        self.entries: dict[int, Kept] = {}
         self.counter = 0
 
     def split(self, args: list, sent_keys: set[int]) -> tuple[list, list[str]]:
@@ -40,20 +51,21 @@ class ArgumentCache:
             if len(value) > REF_MAX:
                 continue  # a submission's own huge result given back: a copy kept here would outlive the test
             entry = self.entries.get(id(value))
-            if entry is None or entry[0] is not value or type(entry[1]) is not type(value) or entry[1] != value:
+            if entry is None or entry.value is not value or type(entry.snapshot) is not type(value) or entry.snapshot != value:
                 packed = packed_whole(value)
                 same = self._same_data(value) if packed else None
                 if same is None:
                     self.counter += 1
-                    same = (value, plain_copy(value), self.counter, fast_dumps(value), packed)
-                entry = (value, *same[1:])
+                    entry = Kept(value, plain_copy(value), self.counter, fast_dumps(value), packed)
+                else:
+                    entry = Kept(value, *same[1:])  # the same data, kept under this object too
                 self.entries.pop(id(value), None)
                 self.entries[id(value)] = entry
                 while len(self.entries) > ARG_CACHE or (
-                    len(self.entries) > 1 and sum(len(e[1]) for e in self.entries.values()) > CACHE_ITEMS
+                    len(self.entries) > 1 and sum(len(e.snapshot) for e in self.entries.values()) > CACHE_ITEMS
                 ):
                     self.entries.pop(next(iter(self.entries)))
-            _, _, key, text, _ = entry
+            key, text = entry.key, entry.text
             if key in sent_keys:
                 refs.append(f"[{i},{key},null]")
             elif len(sent_keys) < REF_SLOTS:
@@ -64,14 +76,14 @@ class ArgumentCache:
             args[i] = None
         return args, refs
 
-    def _same_data(self, value: list | dict) -> tuple | None:
+    def _same_data(self, value: list | dict) -> Kept | None:
         """A kept entry whose snapshot holds the same merges or vocabulary as ``value`` (packed
         whole, :func:`harness.wire.packed_whole`), in the same order: another object, such as a
         copy of GPT-2's vocabulary a test made again, whose wire text, and the worker's copy of
         it, serve ``value`` too. None if none."""
         for entry in reversed(self.entries.values()):
-            kept = entry[1]
-            if entry[4] and type(kept) is type(value) and len(kept) == len(value) and kept == value and (
+            kept = entry.snapshot
+            if entry.packed and type(kept) is type(value) and len(kept) == len(value) and kept == value and (
                     type(value) is list or list(kept) == list(value)):
                 return entry
         return None

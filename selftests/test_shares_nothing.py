@@ -120,11 +120,11 @@ def run_pretokenize(text):
                 if top in ("/proc", "/sys"):
                     dirs[:] = []
                     continue
-                if mounts is not None and os.statvfs(top).f_flag & os.ST_RDONLY:
+                st = os.statvfs(top)
+                if mounts is not None and st.f_flag & os.ST_RDONLY:
                     below = [os.path.join(top, d) for d in dirs]
                     dirs[:] = [d for d, p in zip(dirs, below) if any(m == p or m.startswith(p + "/") for m in mounts)]
                 if os.access(top, os.W_OK):
-                    st = os.statvfs(top)
                     found.append([top, bool(st.f_flag & os.ST_NOEXEC), st.f_blocks * st.f_frsize >> 20, st.f_files])
             here = os.statvfs(os.path.dirname(os.path.abspath(__file__)))
             return [found, bool(here.f_flag & os.ST_NOEXEC), bool(here.f_flag & os.ST_RDONLY)]
