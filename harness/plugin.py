@@ -24,6 +24,7 @@ import pytest
 from . import DEFAULT_SEED, bounded, hooks, keys, timeouts
 from . import impl as impl_mod
 from .breaker import NotCalled
+from .parse_once import parse_once
 from .recording import CallLog
 from .values import WrongResult
 
@@ -222,7 +223,10 @@ def _short(format_failure):
 
     def repr_failure(excinfo: pytest.ExceptionInfo, *args, **kwargs):
         line = _one_line(excinfo)
-        return line if line is not None else format_failure(excinfo, *args, **kwargs)
+        if line is not None:
+            return line
+        with parse_once():  # each test module parsed once for all its failures
+            return format_failure(excinfo, *args, **kwargs)
 
     return repr_failure
 
