@@ -8,6 +8,7 @@ import random
 import shutil
 import subprocess
 import sys
+import tempfile
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -124,6 +125,17 @@ def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = N
     return GradeRun(proc.returncode, proc.stdout, proc.stderr, data, seconds=ended - started, ended=ended, out=out,
                     junit=request.junit, report=request.report, tmp=out / "tmp" if private_tmp else None,
                     left=sorted(os.listdir(out / "tmp")) if private_tmp else [], request=request)
+
+
+def folder_on_checkouts_file_system(prefix: str) -> Path:
+    """A new folder on this checkout's file system, for hard links to its files: in the
+    temporary folder when it is there, else in ``/var/tmp`` (a tmpfs ``/tmp``, as CI's);
+    the caller removes it. ``OSError`` when neither is."""
+    device = ROOT.stat().st_dev
+    for base in (Path(tempfile.gettempdir()), Path("/var/tmp")):
+        if base.is_dir() and base.stat().st_dev == device:
+            return Path(tempfile.mkdtemp(prefix=prefix, dir=base))
+    raise OSError(f"no temporary folder on the file system of {ROOT}")
 
 
 def make_submission(dest: Path, from_reference: tuple[str, ...] = ()) -> Path:

@@ -36,7 +36,7 @@ from mutants.catalogue import by_name
 
 from .support import build_layout as build
 from .prefetch import prefetched
-from .support import LAYOUT_FIXTURES, GradeRun, record_adapter_calls, run_grade
+from .support import LAYOUT_FIXTURES, GradeRun, folder_on_checkouts_file_system, record_adapter_calls, run_grade
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="isolated grading needs Linux"),
@@ -177,9 +177,14 @@ def graded(prefetch) -> dict:
     def run(case):
         layout, isolated, whole = case
         name = case_id(case)
+        dest = base / name
         try:
-            sub = BUILD.get(layout, lambda d: build(layout, d))(base / name / "submission")
-        except OSError as err:  # e.g. no hard links across file systems
+            if layout == "hard_links":  # hard links to this checkout's files: made on its file system
+                dest = folder_on_checkouts_file_system("bpe-hard-links-")
+            sub = BUILD.get(layout, lambda d: build(layout, d))(dest / "submission")
+        except OSError as err:  # e.g. no temporary folder on the checkout's file system
+            if dest != base / name:
+                shutil.rmtree(dest, ignore_errors=True)
             return f"{name} could not be built here: {err}"  # the reason to skip it
         bug = layout.partition(":")[2]
         tests = None if whole else (ATTACK_TESTS if layout in BUILD else CS336_MISSED_BUGS[bug][1] if bug in CS336_MISSED_BUGS
@@ -199,7 +204,7 @@ def graded(prefetch) -> dict:
                              diagnosis=bug == REAL_COUNTING_BUG)
         finally:
             if layout == "hard_links":  # its links raise the link count of this checkout's files
-                shutil.rmtree(sub, ignore_errors=True)
+                shutil.rmtree(sub.parent, ignore_errors=True)
 
     # two at a time on 2 cores, as `batch --jobs 2` grades (speed limits are 10x the reference
     # + 1 s, the reference timed in the same run); the whole-suite grading, the longest, first
