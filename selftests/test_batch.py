@@ -6,7 +6,6 @@ A small policy of our own (primitives + two tokenizer tests) keeps this quick.""
 from __future__ import annotations
 
 import csv
-import errno
 import json
 import os
 import re
@@ -27,7 +26,7 @@ from grader.intake import Rejected, safe_extract
 from grader.report import LIMITS, Case, GradeReport, ScoredCase
 
 from .prefetch import prefetched
-from .support import build_layout
+from .support import build_layout, folder_on_checkouts_file_system
 
 ROOT = Path(__file__).resolve().parent.parent
 pytestmark = pytest.mark.timeout(900)  # one batch of 20 submissions, 2 at a time
@@ -332,19 +331,16 @@ def test_odd_and_colliding_names_get_safe_distinct_ones(tmp_path):
 def test_folders_are_copied_without_following_links_out(tmp_path):
     from grader.intake import copy_folder
 
-    src = tmp_path / "src"
-    (src / "student").mkdir(parents=True)
-    (src / "adapters.py").write_text("")
-    (src / "student" / "ok.py").write_text("x = 1\n")
-    (src / "reference").symlink_to(ROOT / "reference", target_is_directory=True)
-    try:  # a hard link to the reference itself, where the temporary folder is on the checkout's file system
+    src = folder_on_checkouts_file_system("bpe-links-out-")  # a hard link to the reference needs its file system
+    try:
+        (src / "student").mkdir()
+        (src / "adapters.py").write_text("")
+        (src / "student" / "ok.py").write_text("x = 1\n")
+        (src / "reference").symlink_to(ROOT / "reference", target_is_directory=True)
         os.link(ROOT / "reference" / "__init__.py", src / "student" / "__init__.py")
-    except OSError as err:
-        if err.errno != errno.EXDEV:
-            raise
-        (tmp_path / "reference.py").write_text("")  # elsewhere (a tmpfs /tmp) a file outside the submission stands for it
-        os.link(tmp_path / "reference.py", src / "student" / "__init__.py")
-    left_out = copy_folder(src, tmp_path / "dest")
+        left_out = copy_folder(src, tmp_path / "dest")
+    finally:
+        shutil.rmtree(src)
     assert sorted(p.name for p in (tmp_path / "dest").rglob("*")) == ["adapters.py", "ok.py", "student"]
     assert len(left_out) == 2
 

@@ -204,7 +204,7 @@ def graded(prefetch) -> dict:
                              diagnosis=bug == REAL_COUNTING_BUG)
         finally:
             if layout == "hard_links":  # its links raise the link count of this checkout's files
-                shutil.rmtree(sub.parent, ignore_errors=True)
+                shutil.rmtree(dest, ignore_errors=True)
 
     # two at a time on 2 cores, as `batch --jobs 2` grades (speed limits are 10x the reference
     # + 1 s, the reference timed in the same run); the whole-suite grading, the longest, first
