@@ -22,9 +22,9 @@ LONGER = 1_200_000  # over one chunk of the generator (its 1 MiB of characters)
 def test_a_corpus_is_the_start_of_every_longer_one(n, kw):
     text = zipf_corpus(n, **kw).encode("utf-8")
     longer = zipf_corpus(LONGER, **kw).encode("utf-8")
-    assert longer.startswith(text)
     assert n - 3 <= len(text) <= n
-    assert text == longer[:len(text)] and longer[:n].decode("utf-8", "ignore").encode("utf-8") == text
+    # the first n bytes of the longer corpus, less only a character they would split
+    assert text == longer[:n].decode("utf-8", "ignore").encode("utf-8")
 
 
 @pytest.mark.parametrize("chunk_chars", [1, 500, 40_000])
