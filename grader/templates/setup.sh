@@ -19,3 +19,6 @@ fi
 export TIKTOKEN_CACHE_DIR="${TIKTOKEN_CACHE_DIR:-$ROOT/tiktoken_cache}"
 mkdir -p "$TIKTOKEN_CACHE_DIR"
 "$ROOT/venv/bin/python" -c 'import tiktoken; tiktoken.get_encoding("gpt2")'
+# Hypothesis's Unicode tables, in source/ where run_autograder grades (its .hypothesis
+# folder): computed once in the image, not in every grading (grader/hypothesis_tables.py)
+(cd "$ROOT/source" && "$ROOT/venv/bin/python" -m grader.hypothesis_tables)
