@@ -16,15 +16,13 @@ from pathlib import Path
 from grader.gradescope import gradescope_files
 from harness import ROOT
 
-DRAW = ("-c", "from grader.hypothesis_tables import draw_one_text; draw_one_text()")
 
-
-def run_in(folder: Path, *args: str) -> float:
-    """``python ARGS`` in ``folder``, Hypothesis storing in ``folder/.hypothesis`` (its default):
-    its seconds of CPU."""
+def draw_in(folder: Path) -> float:
+    """``python -m grader.hypothesis_tables`` (one text drawn, as a test draws it) in
+    ``folder``, Hypothesis storing in ``folder/.hypothesis`` (its default): its seconds of CPU."""
     env = {k: v for k, v in os.environ.items() if k != "HYPOTHESIS_STORAGE_DIRECTORY"} | {"PYTHONPATH": str(ROOT)}
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
-    subprocess.run([sys.executable, *args], cwd=folder, env=env, check=True, timeout=300,
+    subprocess.run([sys.executable, "-m", "grader.hypothesis_tables"], cwd=folder, env=env, check=True, timeout=300,
                    capture_output=True, stdin=subprocess.DEVNULL)
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime
@@ -39,10 +37,10 @@ def stored(folder: Path) -> dict[str, bytes]:
 
 
 def test_the_tables_computed_in_a_folder_serve_every_later_draw_there(tmp_path):
-    first = run_in(tmp_path, "-m", "grader.hypothesis_tables")  # a fresh folder: its first draw
+    first = draw_in(tmp_path)  # a fresh folder: its first draw
     tables = stored(tmp_path)
     assert [name for name in tables if name != ".gitignore"], f"no tables written: {sorted(tables)}"
-    later = run_in(tmp_path, *DRAW)
+    later = draw_in(tmp_path)  # the same draw, once they are there
     assert stored(tmp_path) == tables
     # computing them is most of a first draw (2.5 of 2.8 s of CPU, 2026-11-27)
     assert later < first / 3, f"a draw with the tables took {later:.2f} s of CPU, the first {first:.2f} s"
