@@ -47,6 +47,8 @@ def plain_copy(value: Any) -> Any:
             return value.copy()  # ids, pre-tokens, merges: nothing inside can change
         return [v if type(v) in _IMMUTABLE else plain_copy(v) for v in value]
     if kind is dict:
+        if set(map(type, value.values())) <= _IMMUTABLE_SET:
+            return value.copy()  # a vocabulary: nothing inside can change
         return {k: v if type(v) in _IMMUTABLE else plain_copy(v) for k, v in value.items()}
     if kind is tuple and not all(type(v) in _IMMUTABLE for v in value):
         return tuple(plain_copy(v) for v in value)

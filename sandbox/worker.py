@@ -106,9 +106,10 @@ def failure(kind: str, message: str) -> dict:
 _OWN_FILES = frozenset({__file__, sys.modules[Dispatcher.__module__].__file__})
 
 
-def snapshot(args: list) -> dict[int, Any]:
-    """Copies of the arguments a call could change in place (lists and dicts), by position."""
-    return {i: plain_copy(a) for i, a in enumerate(args) if type(a) in (list, dict)}
+def snapshot(args: list, kept: dict[int, Any]) -> dict[int, Any]:
+    """The arguments a call could change in place (lists and dicts) as they were, by position:
+    ``kept``'s value where it has one (a cached argument, never handed out), else a copy."""
+    return {i: kept[i] if i in kept else plain_copy(a) for i, a in enumerate(args) if type(a) in (list, dict)}
 
 
 def changed_arguments(args: list, before: dict[int, Any]) -> list[list]:
@@ -130,13 +131,17 @@ class Worker:
         self.cached: dict[int, Any] = {}  # large arguments the trusted side sends only once
         self.stand_ins: list[str] = []  # missing packages the submission imports (harness.stand_ins)
 
-    def arguments(self, args: list, refs: list) -> list:
-        """Arguments with cached large values filled in (each call gets its own copy)."""
+    def arguments(self, args: list, refs: list) -> tuple[list, dict[int, Any]]:
+        """Arguments with cached large values filled in (each call gets its own copy), and
+        what to compare them with after the call (:func:`snapshot`: the cached value itself
+        for a cached argument, which the call never sees)."""
+        kept = {}
         for index, key, payload in refs:
             if payload is not None:
                 self.cached[key] = payload
-            args[index] = plain_copy(self.cached[key])
-        return args
+            kept[index] = self.cached[key]
+            args[index] = plain_copy(kept[index])
+        return args, snapshot(args, kept)
 
     def load(self):
         """Import the submission's adapters file as module ``adapters``; Broken, naming the
@@ -157,13 +162,11 @@ class Worker:
         try:
             if op == "call":
                 _, _, adapter, args, returns_handle, refs = msg
-                args = self.arguments(args, refs)
-                before = snapshot(args)
+                args, before = self.arguments(args, refs)
                 value = self.dispatch.call(adapter, args, returns_handle)
             elif op == "method":
                 _, _, handle, name, args, refs = msg
-                args = self.arguments(args, refs)
-                before = snapshot(args)
+                args, before = self.arguments(args, refs)
                 value = self.dispatch.method(handle, name, args)
             elif op == "probe":
                 _, _, probe, handle, args = msg

@@ -131,3 +131,30 @@ def run_merge(ids, pair, new_id):
     ids = [1, 2, 3]
     assert impl.run_merge(ids, (1, 2), 9) == []
     assert ids == [1, 2, 3, 9]
+
+
+SHRINKS_ITS_ARGUMENTS = '''
+def get_tokenizer(vocab, merges, special_tokens=None):
+    seen = (len(vocab), len(merges))
+    vocab.pop(max(vocab))
+    merges.pop()
+
+    class Sizes:
+        def decode(self, ids):
+            return str(seen)
+
+    return Sizes()
+'''
+
+
+def test_each_call_gets_a_large_argument_as_its_caller_passed_it_and_changes_only_the_callers(make):
+    # GPT-2-sized arguments go to the worker once and are referenced after (sandbox.argcache):
+    # every call, the second with equal copies of the first's arguments, must get them whole
+    impl = make(SHRINKS_ITS_ARGUMENTS)
+    vocab = {i: bytes([i % 256]) * (1 + i // 256) for i in range(3000)}
+    merges = [(bytes([i % 256]), bytes([i // 256])) for i in range(3000)]
+    first, second = (dict(vocab), list(merges)), (dict(vocab), list(merges))
+    for args in (first, second):
+        assert impl.get_tokenizer(*args).decode([]) == "(3000, 3000)"
+        assert (len(args[0]), len(args[1])) == (2999, 2999)
+        assert max(args[0]) == 2998 and args[1] == merges[:-1]
