@@ -74,17 +74,17 @@ class Tokenizer:
             if bytes([b]) not in self.token_ids:
                 raise ValueError(f"Tokenizer: the vocabulary has no id for the single byte {b}")
             self.byte_ids.append(self.token_ids[bytes([b])])
+        # each merge as ids, its pair and the token it makes (comprehensions: GPT-2 has 50,000)
+        ids = self.token_ids
+        try:
+            pairs = [(ids[a], ids[b]) for a, b in self.merges]
+            self.merged_of_rank: list[int] = [ids[a + b] for a, b in self.merges]  # merge rank -> merged token's id
+        except KeyError:
+            rank = next(r for r, (a, b) in enumerate(self.merges) if not {a, b, a + b} <= ids.keys())
+            raise ValueError(f"Tokenizer: merge #{rank} {self.merges[rank]!r} uses bytes missing from vocab") from None
         self.ranks: dict[tuple[int, int], int] = {}  # (left id, right id) -> merge rank
-        self.merged_of_rank: dict[int, int] = {}  # merge rank -> id of the merged token
-        for rank, (a, b) in enumerate(self.merges):
-            try:
-                pair = (self.token_ids[a], self.token_ids[b])
-                merged = self.token_ids[a + b]
-            except KeyError:
-                raise ValueError(f"Tokenizer: merge #{rank} {(a, b)!r} uses bytes missing from vocab") from None
-            if pair not in self.ranks:
-                self.ranks[pair] = rank
-                self.merged_of_rank[rank] = merged
+        for rank, pair in enumerate(pairs):
+            self.ranks.setdefault(pair, rank)  # a pair merged twice keeps its first rank
         self.cache = IdsCache(self._bpe)
 
     @classmethod
