@@ -80,7 +80,7 @@ class Tokenizer:
             pairs = [(ids[a], ids[b]) for a, b in self.merges]
             self.merged_of_rank: list[int] = [ids[a + b] for a, b in self.merges]  # merge rank -> merged token's id
         except KeyError:
-            rank = next(r for r, (a, b) in enumerate(self.merges) if not {a, b, a + b} <= ids.keys())
+            rank = next(r for r, (a, b) in enumerate(self.merges) if not (a in ids and b in ids and a + b in ids))
             raise ValueError(f"Tokenizer: merge #{rank} {self.merges[rank]!r} uses bytes missing from vocab") from None
         self.ranks: dict[tuple[int, int], int] = {}  # (left id, right id) -> merge rank
         for rank, pair in enumerate(pairs):

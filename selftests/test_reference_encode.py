@@ -1,10 +1,12 @@
 """The reference's fast encoding paths give the ids of the plain algorithm: the ASCII
 pre-tokenizer (``re``) against GPT-2's pattern (``regex``), and encoding in several processes
-(``reference/parallel.py``) against tiktoken, with no process left behind."""
+(``reference/parallel.py``) against tiktoken, with no process left behind; building the
+tables those paths read from the merges names the first merge it cannot build."""
 
 from __future__ import annotations
 
 import os
+import re
 import random
 from pathlib import Path
 
@@ -143,3 +145,10 @@ def test_speed_tests_time_the_single_process_reference(monkeypatch):
     monkeypatch.setattr(reference_tokenizer, "usable_cores", lambda: 64)
     tok = reference_tokenizer.Tokenizer({i: bytes([i]) for i in range(256)}, [])
     assert tok._parallel_cuts("ab " * 400_000) == []
+
+
+@pytest.mark.parametrize("bad", [(b"x", b"yz"), ("a", b"b"), (b"a", "b")], ids=["missing-bytes", "str-left", "str-right"])
+def test_the_reference_names_the_first_merge_it_cannot_build_whatever_its_parts(bad):
+    vocab = {i: bytes([i]) for i in range(256)} | {256: b"ab"}
+    with pytest.raises(ValueError, match=rf"merge #1 {re.escape(repr(bad))} uses bytes missing from vocab"):
+        reference_tokenizer.Tokenizer(vocab, [(b"a", b"b"), bad, (b"q", b"qq")])
