@@ -75,12 +75,12 @@ class Tokenizer:
                 raise ValueError(f"Tokenizer: the vocabulary has no id for the single byte {b}")
             self.byte_ids.append(self.token_ids[bytes([b])])
         # each merge as ids, its pair and the token it makes (comprehensions: GPT-2 has 50,000)
-        ids = self.token_ids
+        id_of = self.token_ids
         try:
-            pairs = [(ids[a], ids[b]) for a, b in self.merges]
-            self.merged_of_rank: list[int] = [ids[a + b] for a, b in self.merges]  # merge rank -> merged token's id
+            pairs = [(id_of[a], id_of[b]) for a, b in self.merges]
+            self.merged_of_rank: list[int] = [id_of[a + b] for a, b in self.merges]  # merge rank -> merged token's id
         except KeyError:
-            rank = next(r for r, (a, b) in enumerate(self.merges) if not (a in ids and b in ids and a + b in ids))
+            rank = next(r for r, (a, b) in enumerate(self.merges) if not (a in id_of and b in id_of and a + b in id_of))
             raise ValueError(f"Tokenizer: merge #{rank} {self.merges[rank]!r} uses bytes missing from vocab") from None
         self.ranks: dict[tuple[int, int], int] = {}  # (left id, right id) -> merge rank
         for rank, pair in enumerate(pairs):

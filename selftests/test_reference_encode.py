@@ -6,8 +6,8 @@ tables those paths read from the merges names the first merge it cannot build.""
 from __future__ import annotations
 
 import os
-import re
 import random
+import re
 from pathlib import Path
 
 import pytest
