@@ -363,7 +363,8 @@ def test_compression_ratio_matches_the_formula_on_fixture_files(impl, fixture_pa
 
 @pytest.mark.parametrize("text", ["abc", ""], ids=["text", "empty_text"])
 def test_compression_ratio_rejects_empty_ids(impl, text):
-    assert impl.run_compression_ratio(text or "a", [1]) == len((text or "a").encode())  # valid ids are accepted
+    n_bytes = len((text or "a").encode())
+    assert impl.run_compression_ratio(text or "a", [1]) == n_bytes  # valid ids are accepted
     with pytest.raises(ValueError):
         impl.run_compression_ratio(text, [])
 
