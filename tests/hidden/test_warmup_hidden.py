@@ -189,4 +189,8 @@ def test_compression_ratio_of_random_text_and_ids(impl, rng, round_):
     text = random_text(rng, rng.randrange(0, 300))
     n = rng.randrange(1, 700)
     got = impl.run_compression_ratio(text, [rng.randrange(-5, 10**6) for _ in range(n)])
-    assert got == pytest.approx(len(text.encode("utf-8")) / n, rel=1e-12), f"{len(text.encode('utf-8'))} bytes, {n} ids"
+    n_bytes = len(text.encode("utf-8"))
+    # the first line says it all: a hidden test's feedback shows only that line
+    assert got == pytest.approx(n_bytes / n, rel=1e-12), (
+        f"compression_ratio of a text of {n_bytes} UTF-8 bytes and {n} ids returned {got!r}, "
+        f"expected {n_bytes} / {n} = {n_bytes / n!r}")
