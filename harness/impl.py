@@ -247,7 +247,6 @@ class Handle:
         return f"<{self._kind} from {self._impl.label}.{self._made_by}>"
 
 
-
 class AdapterCall(functools.partial):
     """``impl.run_compression_ratio``: calls that adapter. Its repr is the adapter's name, so
     that a failing ``assert impl.run_compression_ratio(text, ids) == 5.5`` is explained as
@@ -256,6 +255,7 @@ class AdapterCall(functools.partial):
 
     def __repr__(self) -> str:
         return self.args[0]
+
 
 class Implementation:
     """Adapters by name, with every result checked: ``impl.run_merge([1, 2], (1, 2), 3)``."""

@@ -108,11 +108,13 @@ def chunk_offsets(path: str | os.PathLike, size: int, special_tokens: list[str])
     place at or after byte 4 is before `` three``, and ``three`` has none:
 
     >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "corpus.txt")
+    >>> d = tempfile.TemporaryDirectory()  # removed by d.cleanup() at the end
+    >>> path = os.path.join(d.name, "corpus.txt")
     >>> with open(path, "w", encoding="utf-8") as f:
     ...     _ = f.write("one two three")
     >>> chunk_offsets(path, 4, [])
     [0, 7, 13]
+    >>> d.cleanup()
     """
     total = os.path.getsize(path)
     offsets = [0]

@@ -30,6 +30,28 @@ def test_docstring_example_holds_for_the_reference(test: doctest.DocTest, tmp_pa
     assert failed == 0, f"{test.name} ({test.filename}:{test.lineno}) fails with the reference:\n{report}"
 
 
+# examples that make files: students run them (`pytest --doctest-modules student/`, the
+# handout's README), so each must remove what it made, not leave a folder in /tmp per run
+# (found afresh: running an example clears its globals)
+MAKING_FILES = [t for t in docstring_examples(student) + docstring_examples(reference)
+                if any("tempfile" in e.source for e in t.examples)]
+
+
+def test_the_examples_that_make_files_are_found():
+    assert len(MAKING_FILES) >= 4, [t.name for t in MAKING_FILES]
+
+
+@pytest.mark.parametrize("test", MAKING_FILES, ids=[t.name for t in MAKING_FILES])
+def test_docstring_example_removes_the_files_it_makes(test: doctest.DocTest, tmp_path, monkeypatch):
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    failed, report = run_example(test)
+    assert failed == 0, report
+    left = sorted(p.name for p in temp.iterdir())
+    assert not left, f"{test.name} ({test.filename}:{test.lineno}) leaves {left} in the temporary folder"
+
+
 def test_an_example_using_a_name_its_module_never_imports_fails(tmp_path):
     # the bug this suite exists for: an example calls a function its module does not import
     parsed = doctest.DocTestParser().get_doctest('>>> pretokenize("a")\n', {}, "probe", None, 0)

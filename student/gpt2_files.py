@@ -78,14 +78,15 @@ def save_tokenizer_files(
     and a ``merges.txt`` of the two lines ``#version: 0.2`` and ``Ġ t``.
 
     >>> import os, tempfile
-    >>> d = tempfile.mkdtemp()
+    >>> d = tempfile.TemporaryDirectory()  # removed by d.cleanup() at the end
     >>> vocab = {i: bytes([i]) for i in range(256)}
     >>> vocab[256] = b" t"
-    >>> save_tokenizer_files(vocab, [(b" ", b"t")], os.path.join(d, "v.json"), os.path.join(d, "m.txt"))
-    >>> open(os.path.join(d, "m.txt"), encoding="utf-8").read()
+    >>> save_tokenizer_files(vocab, [(b" ", b"t")], os.path.join(d.name, "v.json"), os.path.join(d.name, "m.txt"))
+    >>> open(os.path.join(d.name, "m.txt"), encoding="utf-8").read()
     '#version: 0.2\nĠ t\n'
-    >>> load_tokenizer_files(os.path.join(d, "v.json"), os.path.join(d, "m.txt")) == (vocab, [(b" ", b"t")])
+    >>> load_tokenizer_files(os.path.join(d.name, "v.json"), os.path.join(d.name, "m.txt")) == (vocab, [(b" ", b"t")])
     True
+    >>> d.cleanup()
     """
     raise NotImplementedError
 

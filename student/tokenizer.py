@@ -105,16 +105,17 @@ class Tokenizer:
         Example (a round trip through ``save``; GPT-2's own files load the same way):
 
         >>> import os, tempfile
-        >>> d = tempfile.mkdtemp()
+        >>> d = tempfile.TemporaryDirectory()  # removed by d.cleanup() at the end
         >>> vocab = {i: bytes([i]) for i in range(256)}
         >>> vocab.update({256: b"ow", 257: b"low"})
         >>> tok = Tokenizer(vocab, [(b"o", b"w"), (b"l", b"ow")], ["<|endoftext|>"])
-        >>> tok.save(os.path.join(d, "vocab.json"), os.path.join(d, "merges.txt"))
+        >>> tok.save(os.path.join(d.name, "vocab.json"), os.path.join(d.name, "merges.txt"))
         >>> tok2 = Tokenizer.from_files(
-        ...     os.path.join(d, "vocab.json"), os.path.join(d, "merges.txt"), ["<|endoftext|>"]
+        ...     os.path.join(d.name, "vocab.json"), os.path.join(d.name, "merges.txt"), ["<|endoftext|>"]
         ... )
         >>> tok2.encode("low<|endoftext|> owl")
         [257, 258, 32, 256, 108]
+        >>> d.cleanup()
         """
         raise NotImplementedError
 

@@ -119,7 +119,8 @@ def train_bpe(
       greatest first element, so ``(b"s", b"t")`` -> id 260 = ``b"st"``.
 
     >>> import os, tempfile
-    >>> path = os.path.join(tempfile.mkdtemp(), "tiny.txt")
+    >>> d = tempfile.TemporaryDirectory()  # removed by d.cleanup() at the end
+    >>> path = os.path.join(d.name, "tiny.txt")
     >>> with open(path, "w", encoding="utf-8") as f:
     ...     _ = f.write("low low low lower lowest")
     >>> vocab, merges = train_bpe(path, 256 + 5 + 1, ["<|endoftext|>"])
@@ -129,5 +130,6 @@ def train_bpe(
     [b'ow', b'low', b' low', b' lowe', b'st', b'<|endoftext|>']
     >>> vocab[0], vocab[32], vocab[255]
     (b'\x00', b' ', b'\xff')
+    >>> d.cleanup()
     """
     raise NotImplementedError
