@@ -92,13 +92,19 @@ def discover(folder: Path) -> tuple[list[Submission], list[str]]:
 def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:
     """Extract ``archive`` into ``dest``; ``Rejected`` (one line, nothing kept) if any member
     is an absolute path, climbs out with ``..``, names no file (``.``), is named twice, has a
-    name the file system refuses (too long, say), is a link or device, or the total is too big."""
+    name the file system refuses (too long, say), is a link or device, or the total is too big.
+    Members inside a folder the copy graded leaves out anyway (``.git``, ``__pycache__``, a
+    virtual environment: :data:`harness.submission.SKIP_DIRS`, ``*.egg-info``, a folder holding
+    ``pyvenv.cfg``) are not extracted and count for none of this but the path checks: a zipped
+    repository with its ``.venv`` (whose ``bin/python`` is a link) is graded as its folder is."""
     try:
         zf = zipfile.ZipFile(archive)
     except (zipfile.BadZipFile, OSError) as err:
         raise Rejected(f"not a readable zip ({err})") from None
     with zf:
         infos = zf.infolist()
+        _check_paths(infos)
+        infos = _graded_entries(infos)
         if len(infos) > max_files:
             raise Rejected(f"the zip has {len(infos)} entries (at most {max_files})")
         _check_entries(infos, max_bytes)
@@ -117,13 +123,34 @@ def _shown(info: zipfile.ZipInfo) -> str:
     return repr(printable(info.filename, 120))
 
 
+def _check_paths(infos: list[zipfile.ZipInfo]) -> None:
+    """``Rejected`` for any member, extracted or not, that names a place outside the submission."""
+    for info in infos:
+        name = info.filename.replace("\\", "/")
+        if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in PurePosixPath(name).parts:
+            raise Rejected(f"the zip entry {_shown(info)} points outside the submission")
+
+
+def _left_out_folder(part: str) -> bool:
+    return part in S.SKIP_DIRS or part.endswith(".egg-info")
+
+
+def _graded_entries(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
+    """The members outside the folders grading's copy leaves out (caches, ``.git``, virtual
+    environments by name or by their ``pyvenv.cfg``), as :func:`harness.submission.scan` does."""
+    parts = [PurePosixPath(i.filename.replace("\\", "/")).parts for i in infos]
+    venvs = {p[:-1] for p in parts if p and p[-1] == "pyvenv.cfg" and len(p) > 1}
+    return [info for info, p in zip(infos, parts)  # the folder itself too, or a link in its place (.venv -> ~/envs/x)
+            if not any(_left_out_folder(d) or p[:k + 1] in venvs for k, d in enumerate(p[:-1]))
+            and not ((info.is_dir() or stat.S_ISLNK(info.external_attr >> 16)) and p
+                     and (_left_out_folder(p[-1]) or p in venvs))]
+
+
 def _check_entries(infos: list[zipfile.ZipInfo], max_bytes: int) -> None:
     total, seen = 0, {}
     for info in infos:
         name = info.filename.replace("\\", "/")
         path = PurePosixPath(name)
-        if name.startswith("/") or re.match(r"^[A-Za-z]:", name) or ".." in path.parts:
-            raise Rejected(f"the zip entry {_shown(info)} points outside the submission")
         if not path.parts:
             if info.is_dir():
                 continue  # "./": the folder itself

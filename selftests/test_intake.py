@@ -79,3 +79,45 @@ def test_staging_a_wrapped_submission_never_touches_a_student_named_like_its_sta
             assert root == work / name
         assert sorted(p.name for p in (work / "coll").iterdir()) == ["adapters.py", "mine_coll.py"]
         assert sorted(p.name for p in (work / "coll.unwrapped").iterdir()) == ["adapters.py", "mine_unwrapped.py"]
+
+
+def _link(zf: zipfile.ZipFile, name: str, target: str) -> None:
+    import stat
+
+    info = zipfile.ZipInfo(name)
+    info.external_attr = (stat.S_IFLNK | 0o777) << 16  # how zip -y and macOS's Archive Utility store a link
+    zf.writestr(info, target)
+
+
+def test_a_zipped_repository_with_its_venv_and_git_is_extracted_without_them(tmp_path):
+    """A repository zipped with its ``.venv`` (``bin/python`` is a link to the author's Python),
+    ``.git`` and ``__MACOSX`` is graded as its folder would be: what grading's copy leaves out
+    anyway is not extracted, so its links never refuse the zip (they did: the whole submission
+    scored 0). A link among the files graded is still refused."""
+    archive = tmp_path / "alice.zip"
+    with zipfile.ZipFile(archive, "w") as zf:
+        zf.writestr("repo/tests/adapters.py", "x = 1\n")
+        zf.writestr("repo/cs336_basics/__init__.py", "")
+        zf.writestr("repo/.venv/pyvenv.cfg", "home = /Users/alice/.local/share/uv/python/bin\n")
+        _link(zf, "repo/.venv/bin/python", "/Users/alice/.local/share/uv/python/bin/python3.12")
+        _link(zf, "repo/env312/bin/python3", "python")  # a virtual environment under another name
+        zf.writestr("repo/env312/pyvenv.cfg", "home = /usr/bin\n")
+        _link(zf, "repo/.git/hooks/pre-commit", "/opt/hooks/pre-commit")
+        _link(zf, "repo/venv", "/Users/alice/envs/cs336")  # a virtual environment linked in
+        zf.writestr("__MACOSX/repo/._README.md", b"\x00\x05\x16\x07")
+    safe_extract(archive, tmp_path / "out")
+    extracted = sorted(str(p.relative_to(tmp_path / "out")) for p in (tmp_path / "out").rglob("*") if p.is_file())
+    assert extracted == ["repo/cs336_basics/__init__.py", "repo/tests/adapters.py"], extracted
+
+    bad = tmp_path / "bad.zip"
+    with zipfile.ZipFile(bad, "w") as zf:
+        zf.writestr("repo/tests/adapters.py", "x = 1\n")
+        _link(zf, "repo/cs336_basics/tokenizer.py", "/etc/passwd")
+        _link(zf, "repo/.venv/../escape", "x")
+    with pytest.raises(Rejected, match="points outside"):
+        safe_extract(bad, tmp_path / "out_bad")
+    with zipfile.ZipFile(bad, "w") as zf:
+        _link(zf, "repo/cs336_basics/tokenizer.py", "/etc/passwd")
+    with pytest.raises(Rejected, match="is a link or special file"):
+        safe_extract(bad, tmp_path / "out_bad2")
+    assert not (tmp_path / "out_bad").exists() and not (tmp_path / "out_bad2").exists()
