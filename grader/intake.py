@@ -137,13 +137,20 @@ def _left_out_folder(part: str) -> bool:
 
 def _graded_entries(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
     """The members outside the folders grading's copy leaves out (caches, ``.git``, virtual
-    environments by name or by their ``pyvenv.cfg``), as :func:`harness.submission.scan` does."""
-    parts = [PurePosixPath(i.filename.replace("\\", "/")).parts for i in infos]
-    venvs = {p[:-1] for p in parts if p and p[-1] == "pyvenv.cfg" and len(p) > 1}
-    return [info for info, p in zip(infos, parts)  # the folder itself too, or a link in its place (.venv -> ~/envs/x)
-            if not any(_left_out_folder(d) or p[:k + 1] in venvs for k, d in enumerate(p[:-1]))
-            and not ((info.is_dir() or stat.S_ISLNK(info.external_attr >> 16)) and p
-                     and (_left_out_folder(p[-1]) or p in venvs))]
+    environments by name or by their ``pyvenv.cfg``), as :func:`harness.submission.scan` does;
+    such a folder's own entry, or a link in its place (``.venv -> ~/envs/x``), goes too."""
+    parts = [PurePosixPath(info.filename.replace("\\", "/")).parts for info in infos]
+    venvs = {p[:-1] for p in parts if len(p) > 1 and p[-1] == "pyvenv.cfg"}
+
+    def left_out(folder: tuple[str, ...]) -> bool:
+        return folder in venvs or _left_out_folder(folder[-1])
+
+    def graded(info: zipfile.ZipInfo, path: tuple[str, ...]) -> bool:
+        inside = any(left_out(path[:k]) for k in range(1, len(path)))
+        itself = bool(path) and (info.is_dir() or stat.S_ISLNK(info.external_attr >> 16)) and left_out(path)
+        return not (inside or itself)
+
+    return [info for info, path in zip(infos, parts) if graded(info, path)]
 
 
 def _check_entries(infos: list[zipfile.ZipInfo], max_bytes: int) -> None:
