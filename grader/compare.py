@@ -122,10 +122,11 @@ class Comparison:
 
     @property
     def failing_tests(self) -> list[Test]:
-        """Failing tests in group (policy) order, most points lost first within a group."""
+        """Failing tests in group (policy) order, most points lost first in a group, then those only not implemented."""
         order = {g.name: i for i, g in enumerate(self.groups)}
         failing = [t for t in self.tests if t.failing]
-        return sorted(failing, key=lambda t: (order.get(t.group, len(order)), -round(t.lost, 6)))
+        return sorted(failing, key=lambda t: (order.get(t.group, len(order)), -round(t.lost, 6),
+                                              all(c.divergence().removeprefix("[setup] ").startswith("not implemented: ") for c in t.failing)))
 
 
 def diagnoses(cases: list[Case]) -> list[tuple[str, int]]:

@@ -325,3 +325,20 @@ def test_one_bug_submission_html_opens_on_summary_diagnosis_and_the_first_failur
     row_end = next(i for t, _, i in p.tags if t == "tr" and i > first_failure)
     before = " ".join(d for d, i in p.text if i <= row_end)  # text recorded with the count of tags before it
     assert "regex.escape" in before and "differs" in before, "the first failure's difference is in its row"
+
+
+def test_failures_of_written_code_come_before_functions_not_implemented_losing_as_much():
+    """A CS336 repository at full marks fails dozens of 0-point tests of adapters CS336 does
+    not have (``not implemented: ...``); its real differences in that group (a CRLF file
+    read in text mode, say) come first, not after 80 lines of them."""
+    missing = "E   not implemented: adapters.get_character_tokenizer is missing from adapters.py"
+    cases = [(f"tests/public/test_w{i}.py::test_warmup_{i}[0]", "failed", missing) for i in range(40)]
+    cases.append(("tests/public/test_files.py::test_from_files", "error", "[setup] not implemented: adapters.run_save_tokenizer"))
+    cases.append(("tests/public/test_train.py::test_crlf_line_endings_are_kept",
+                  "failed", "E   AssertionError: expected 3 merges, got 1; the first 1 agree"))
+    sub = report({"beyond": cases})
+    c = build(sub, passing(sub), "cs336")
+    assert c.failing_tests[0].rule == "rule of test_crlf_line_endings_are_kept"
+    lines = C.terminal(c).splitlines()
+    failing = next(i for i, ln in enumerate(lines) if ln.startswith("failing tests"))
+    assert lines[failing + 2].startswith("  ✗ rule of test_crlf_line_endings_are_kept"), lines[failing:failing + 4]
