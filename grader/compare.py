@@ -52,6 +52,7 @@ class Case:
     max_score: float
     output: str = ""
     known_bug: str | None = None  # the description of the known bug its failure matches
+    not_implemented: str | None = None  # the function whose NotImplementedError failed it
 
     @property
     def failed(self) -> bool:
@@ -122,11 +123,10 @@ class Comparison:
 
     @property
     def failing_tests(self) -> list[Test]:
-        """Failing tests in group (policy) order, most points lost first in a group, then those only not implemented."""
+        """Failing tests in group (policy) order, most points lost first, then functions not written yet."""
         order = {g.name: i for i, g in enumerate(self.groups)}
         failing = [t for t in self.tests if t.failing]
-        return sorted(failing, key=lambda t: (order.get(t.group, len(order)), -round(t.lost, 6),
-                                              all(c.divergence().removeprefix("[setup] ").startswith("not implemented: ") for c in t.failing)))
+        return sorted(failing, key=lambda t: (order.get(t.group, len(order)), -round(t.lost, 6), all(c.not_implemented for c in t.failing)))
 
 
 def diagnoses(cases: list[Case]) -> list[tuple[str, int]]:
@@ -155,7 +155,7 @@ def join(sub: GradeReport, ref: GradeReport) -> list[Case]:
         r = ref_tests.get(t.nodeid)
         seen.add(t.nodeid)
         cases.append(Case(t.nodeid, t.group, t.entry, t.outcome, r.outcome if r else "missing", t.duration,
-                          r.duration if r else None, t.score, t.max_score, t.output, t.known_bug))
+                          r.duration if r else None, t.score, t.max_score, t.output, t.known_bug, t.not_implemented))
     for nodeid, r in ref_tests.items():
         if nodeid not in seen:
             cases.append(Case(nodeid, r.group, "", "missing", r.outcome, None, r.duration, 0.0, r.max_score))

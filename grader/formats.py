@@ -144,6 +144,7 @@ def plain_report(groups: list[GroupResult], **meta) -> GradeReport:
                 tests.append(ScoredCase(
                     c.nodeid, g.name, e.number, c.outcome, round(c.duration, 4), round(share if c.outcome == "passed" else 0.0, 6),
                     round(share, 6), case_output(c) if c.outcome != "passed" else c.output, c.properties, c.known_bug, c.limits, c.load_error,
+                    c.not_implemented,
                 ))
             entries.append(EntrySummary(e.number, e.name, e.key, g.name, e.score, e.max_score, e.status, e.passed_cases,
                                         len(e.cases), e.visibility, e.label))

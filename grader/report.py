@@ -91,6 +91,7 @@ class ScoredCase:
     known_bug: str | None = None
     limits: list[str] = field(default_factory=list)
     load_error: str | None = None
+    not_implemented: str | None = None  # the function whose NotImplementedError failed it (Case.not_implemented)
 
 
 @dataclass

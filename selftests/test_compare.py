@@ -74,7 +74,7 @@ def passing(r: dict) -> dict:
     """The same report with every case passed (the reference)."""
     out = json.loads(json.dumps(r))
     for t in out["tests"]:
-        t.update(outcome="passed", score=t["max_score"], output="", duration=0.1, known_bug=None)
+        t.update(outcome="passed", score=t["max_score"], output="", duration=0.1, known_bug=None, not_implemented=None)
     for g in out["groups"].values():
         g["score"] = g["points"]
     out["score"] = sum(g["points"] for g in out["groups"].values())
@@ -337,8 +337,20 @@ def test_failures_of_written_code_come_before_functions_not_implemented_losing_a
     cases.append(("tests/public/test_train.py::test_crlf_line_endings_are_kept",
                   "failed", "E   AssertionError: expected 3 merges, got 1; the first 1 agree"))
     sub = report({"beyond": cases})
+    for t in sub["tests"]:  # as the report says of a case failed by a NotImplementedError
+        t["not_implemented"] = t["output"].split("not implemented: ")[1].split()[0] if "not implemented: " in t["output"] else None
     c = build(sub, passing(sub), "cs336")
     assert c.failing_tests[0].rule == "rule of test_crlf_line_endings_are_kept"
     lines = C.terminal(c).splitlines()
     failing = next(i for i, ln in enumerate(lines) if ln.startswith("failing tests"))
     assert lines[failing + 2].startswith("  ✗ rule of test_crlf_line_endings_are_kept"), lines[failing:failing + 4]
+
+
+def test_the_report_names_the_function_a_case_found_not_written(tmp_path):
+    """``grade --report`` carries each case's ``not_implemented`` (what ``compare`` orders by)."""
+    from .support import run_grade
+
+    test = "tests/public/test_primitives.py::test_merge_does_not_modify_its_input"
+    run = run_grade(tmp_path, tests=[test], report=True, quiet=True, self_checked=True)
+    cases = [t for t in run.report_data()["tests"] if t["nodeid"].startswith(test + "[")]
+    assert cases and all(t["not_implemented"] == "merge" for t in cases), run.context()
