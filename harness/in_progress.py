@@ -18,6 +18,8 @@ class _Noted(threading.local):
 
     error: BaseException | None = None
     call: CallInProgress | None = None
+    frames_of: BaseException | None = None  # the error the frames below were noted for
+    frames: list[str] = []
 
 
 _noted = _Noted()
@@ -48,3 +50,19 @@ class CallInProgress:
 def interrupted(error: BaseException) -> CallInProgress | None:
     """The innermost call that ``error`` left, or None if it left none (the test's own code)."""
     return _noted.call if _noted.error is error else None
+
+
+def note_frames(error: BaseException, frames: list[str]) -> None:
+    """Where the submission's code was when ``error`` interrupted a call that ran elsewhere
+    (an isolated worker's stack: :mod:`sandbox.stacks`), for :func:`frames_at`."""
+    _noted.frames_of, _noted.frames = error, list(frames)
+
+
+def frames_at(error: BaseException) -> list[str]:
+    """The frames :func:`note_frames` noted for ``error`` (``path:line in function``, innermost last)."""
+    return _noted.frames if _noted.frames_of is error else []
+
+
+def told_frames(frames: list[str]) -> str:
+    """``frames`` as a failure's text ends with them: ``""`` when there are none."""
+    return "\nyour code was at (innermost last):\n" + "\n".join(f"  {f}" for f in frames) if frames else ""

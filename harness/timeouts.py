@@ -5,8 +5,9 @@ raised wherever the test happened to be: its traceback runs through the harness 
 grading, ends in the wait for the isolated worker). :func:`timeout_message` turns it into
 ``Timeout (>3.0s): the test took longer than its limit of 3.0 s while your code was running
 adapters.run_merge(...)``: the call the failure interrupted, as :mod:`harness.impl` marked it
-(:mod:`harness.in_progress`); run in-process, the submission's own frames follow, as
-``file:line in function`` relative to it.
+(:mod:`harness.in_progress`); then the submission's own frames, as ``file:line in function``
+relative to it: run in-process, from the traceback; isolated, from the stack the worker dumped
+before it was stopped (:mod:`sandbox.stacks`).
 """
 
 from __future__ import annotations
@@ -161,9 +162,8 @@ def timeout_message(excinfo: pytest.ExceptionInfo, root: Path) -> str | None:
     else:
         where = f"while the harness was checking what your {call.name} returned"
     line = f"Timeout (>{limit}s): the test took longer than its limit of {limit} s {where}"
-    frames = student_frames(excinfo, root) if call is not None and call.running else []
-    if frames:
-        line += "\nyour code was at (innermost last):\n" + "\n".join(f"  {f}" for f in frames)
+    if call is not None and call.running:  # in-process, the traceback has them; isolated, the worker told them
+        line += in_progress.told_frames(student_frames(excinfo, root) or in_progress.frames_at(excinfo.value))
     return line
 
 

@@ -19,11 +19,11 @@ from . import hiding, proctree, registry
 from .argcache import ArgumentCache, change_in_place
 from .channel import default_spin, encode
 from .closing import ClosedFolders
-from .failures import WorkerDied, WorkerFailure
+from .failures import WorkerDied, WorkerFailure, signal_name
 from .forbidden import FORBIDDEN_MODULES
 from .limits import IsolationLimits
 from .paths import PathArguments
-from .process import WorkerProcess, signal_name
+from .process import WorkerProcess
 from .pyenv import worker_python
 from .spec import Startup, WorkerSpec
 from .stream import Stream

@@ -7,6 +7,8 @@ import signal
 
 from harness.breaker import TimeLost
 
+from .limits import IsolationLimits
+
 
 class WorkerFailure(AssertionError):
     """The worker running the submission timed out, died or broke the protocol."""
@@ -35,3 +37,22 @@ def died_of(code: int | None, stopped_by_guard: bool, message: str) -> WorkerDie
     guard of its memory, or the kernel's SIGXCPU, SIGXFSZ or SIGKILL), else :class:`WorkerDied`."""
     limit = stopped_by_guard or (code is not None and -code in (signal.SIGXCPU, signal.SIGXFSZ, signal.SIGKILL))
     return (WorkerOverLimit if limit else WorkerDied)(message)
+
+
+def signal_name(num: int) -> str:
+    try:
+        return signal.Signals(num).name
+    except ValueError:
+        return f"signal {num}"
+
+
+def signal_hint(sig: int, limits: IsolationLimits) -> str:
+    """What a worker killed by ``sig`` ran into (under ``limits``), told after the signal's
+    name: ``": segmentation fault"``."""
+    if sig == signal.SIGXCPU:
+        return f": CPU time limit of {limits.cpu_seconds} s"
+    if sig == signal.SIGXFSZ:
+        return f": file size limit of {limits.file_bytes} bytes"
+    if sig == signal.SIGSEGV:
+        return ": segmentation fault"
+    return ""

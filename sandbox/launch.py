@@ -33,12 +33,13 @@ w.main(c)
 """
 
 
-def spawn(package: str, work: Path, req_r: int, resp_w: int, out_r: int, out_w: int,
+def spawn(package: str, work: Path, fds: tuple[int, ...], out_r: int, out_w: int,
           hash_seed: int | None = None) -> subprocess.Popen:
     """Start the worker's process in ``work`` (its own session and process group) on these
-    pipes, ``BPE_IMPL`` set to ``package``, ``PYTHONHASHSEED`` to ``hash_seed`` (None:
-    Python draws one). The worker's ends of the pipes (and ``out_w``)
-    are closed here whatever happens; ``out_r`` too if it fails to start."""
+    pipes (``fds``: the worker's ends, its configuration's ``fds``), ``BPE_IMPL`` set to
+    ``package``, ``PYTHONHASHSEED`` to ``hash_seed`` (None: Python draws one). The worker's
+    ends of the pipes (and ``out_w``) are closed here whatever happens; ``out_r`` too if it
+    fails to start."""
     env = {
         "PATH": "/usr/local/bin:/usr/bin:/bin",
         "HOME": str(work),
@@ -49,11 +50,11 @@ def spawn(package: str, work: Path, req_r: int, resp_w: int, out_r: int, out_w: 
     } | ({} if hash_seed is None else {"PYTHONHASHSEED": harness.hash_seed(hash_seed)})
     try:
         return subprocess.Popen(
-            [sys.executable, "-s", "-P", "-B", "-c", BOOTSTRAP, str(req_r)],
+            [sys.executable, "-s", "-P", "-B", "-c", BOOTSTRAP, str(fds[0])],
             stdin=subprocess.DEVNULL,
             stdout=out_w,
             stderr=out_w,
-            pass_fds=(req_r, resp_w),
+            pass_fds=fds,
             cwd=str(work),
             env=env,
             start_new_session=True,  # its own process group, killed as a whole
@@ -62,7 +63,7 @@ def spawn(package: str, work: Path, req_r: int, resp_w: int, out_r: int, out_w: 
         os.close(out_r)
         raise
     finally:
-        for fd in (req_r, resp_w, out_w):
+        for fd in (*fds, out_w):
             os.close(fd)
 
 

@@ -22,21 +22,16 @@ from dataclasses import asdict, replace
 from pathlib import Path
 
 from harness import submission as S
+from harness.breaker import TimeLost
+from harness.in_progress import note_frames, told_frames
 
-from . import confinement, hiding, launch, leftovers, proctree, uids, workercode
+from . import confinement, hiding, launch, leftovers, proctree, stacks, uids, workercode
 from .channel import Broken, ChannelError, Closed, TrustedEnd, encode, widen_pipe
 from .closing import ClosedFolders
-from .failures import WorkerDied, WorkerFailure, WorkerTimeout, died_of
+from .failures import WorkerDied, WorkerFailure, WorkerTimeout, died_of, signal_hint, signal_name
 from .spec import Startup, WorkerSpec
 
 OUTPUT_IN_MESSAGE = 2000  # characters of captured output quoted in a failure
-
-
-def signal_name(num: int) -> str:
-    try:
-        return signal.Signals(num).name
-    except ValueError:
-        return f"signal {num}"
 
 
 class WorkerProcess:
@@ -58,6 +53,7 @@ class WorkerProcess:
         self.guard: proctree.TreeLimit | None = None
         self.init_pid: int | None = None  # process 1 of the worker's pid namespace, if it has one
         self.fds: list[int] = []  # the trusted side's pipe ends and the worker's pidfd, closed by close()
+        self.stack_r: int | None = None  # where the worker dumps its stack when asked (sandbox.stacks)
         self.end: TrustedEnd | None = None  # the channel to the worker, once it runs
         self.sent_keys: set[int] = set()  # cached arguments this worker already holds
 
@@ -88,8 +84,11 @@ class WorkerProcess:
         if self.spin:
             os.set_blocking(resp_r, False)
         out_r, out_w = os.pipe()
-        config = self._config(code, req_r, resp_w)
-        self._spawn(req_r, resp_w, out_r, out_w)
+        self.stack_r, stack_w = os.pipe()  # the worker's stack dump on a timeout (sandbox.stacks)
+        self.fds.append(self.stack_r)
+        os.set_blocking(self.stack_r, False)
+        config = self._config(code, req_r, resp_w, stack_w)
+        self._spawn(req_r, resp_w, stack_w, out_r, out_w)
         # the configuration names the folders to hide: sent on the pipe, never in the argv
         # that every process can read from /proc/<pid>/cmdline
         launch.send_config(req_w, config)
@@ -132,14 +131,14 @@ class WorkerProcess:
         self.inputs.mkdir(mode=0o755)
         return code
 
-    def _config(self, code: Path, req_r: int, resp_w: int) -> dict:
+    def _config(self, code: Path, req_r: int, resp_w: int, stack_w: int) -> dict:
         """What the worker is told on its request pipe (:func:`sandbox.worker.main`)."""
         spec = self.spec
         hide = hiding.hide_paths(spec.source_root, spec.hidden, self.sandbox, spec.python_dirs)
         if self.uid is not None and self.folders is not None:  # it may close them (no private root)
             self.folders.hold(hide)
         return {
-            "fds": [req_r, resp_w],
+            "fds": [req_r, resp_w, stack_w],
             "code_dir": str(code),
             "adapters": spec.adapters,
             "harness_dir": str(self.sandbox / "harness"),
@@ -157,9 +156,9 @@ class WorkerProcess:
             "spin": self.spin,
         }
 
-    def _spawn(self, req_r: int, resp_w: int, out_r: int, out_w: int) -> None:
+    def _spawn(self, req_r: int, resp_w: int, stack_w: int, out_r: int, out_w: int) -> None:
         """Start the worker's process (:func:`sandbox.launch.spawn`) on these pipes."""
-        self.proc = launch.spawn(self.spec.package, self.work, req_r, resp_w, out_r, out_w, self.spec.hash_seed)
+        self.proc = launch.spawn(self.spec.package, self.work, (req_r, resp_w, stack_w), out_r, out_w, self.spec.hash_seed)
         self.pid = self.pgid = self.proc.pid  # pid: the worker's own (see _adopt_inner_pid)
         self.init_pid = None  # process 1 of the worker's pid namespace, if it has one
         leftovers.record(pid=self.pid, uid=self.uid)  # its process group holds the namespace too
@@ -236,8 +235,10 @@ class WorkerProcess:
             return self.end.recv(rid, timeout, doing)
         except ChannelError as err:
             raise self._failure(err) from None
-        except BaseException:
+        except BaseException as err:
             if self.death is None:
+                if isinstance(err, TimeLost):  # a test's time limit: its message says where the code was
+                    note_frames(err, self.where())
                 self.interrupted()
             raise
 
@@ -299,29 +300,29 @@ class WorkerProcess:
         elif code is None:
             why = "stopped answering (it closed its channel)"
         elif code < 0:
-            why = f"died ({signal_name(-code)}{self._hint(-code)})"
+            why = f"died ({signal_name(-code)}{signal_hint(-code, self.limits)})"
         else:
             why = f"exited with status {code}"
         self.kill()
         self.death = why
         return died_of(code, over is not None, f"the worker running your code {why} while {doing}")
 
-    def _hint(self, sig: int) -> str:
-        if sig == signal.SIGXCPU:
-            return f": CPU time limit of {self.limits.cpu_seconds} s"
-        if sig == signal.SIGXFSZ:
-            return f": file size limit of {self.limits.file_bytes} bytes"
-        if sig == signal.SIGSEGV:
-            return ": segmentation fault"
-        return ""
-
     def exited(self) -> bool:
         return self.proc.poll() is not None
 
+    def where(self) -> list[str]:
+        """Where the worker's code is now: the submission's frames, innermost last, from the
+        stack it dumps when asked (:mod:`sandbox.stacks`); ``[]`` when it does not say in time."""
+        if self.death is not None or self.proc is None or self.proc.poll() is not None:
+            return []
+        dump = stacks.ask(self.pid, self.stack_r)
+        return stacks.submission_frames(dump, str(self.sandbox / "code"), str(self.sandbox / "harness"))
+
     def timed_out(self, timeout: float, doing: str) -> WorkerTimeout:
+        where = told_frames(self.where())
         self.kill()
         self.death = f"timed out after {timeout:g} s"
-        return WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped")
+        return WorkerTimeout(f"timed out after {timeout:g} s while {doing}; the worker running your code was stopped{where}")
 
     def interrupted(self) -> None:
         self.kill()

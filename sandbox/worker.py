@@ -47,6 +47,7 @@ from harness import values as V
 from harness.dispatch import Broken, Dispatcher, close, import_adapters  # imported before privileges drop
 from harness.python_version import import_hint
 
+from . import stacks
 from .channel import Channel, plain_copy, to_plain
 from .confine import harden
 from .imports import clean_import_state, forbid
@@ -246,7 +247,8 @@ class Worker:
 
 
 def main(config: dict) -> None:
-    rfd, wfd = config["fds"]
+    rfd, wfd, stack_fd = config["fds"]
+    stacks.register(stack_fd)  # before any submission code: where it was when a call runs too long
     channel = Channel(rfd, wfd, float(config.get("spin", 0.0)))
     info = harden(config)
     config.pop("hide", None)  # the submission's code can find this dict: it names harness folders
