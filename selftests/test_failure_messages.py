@@ -141,3 +141,16 @@ def test_a_tie_lost_to_counts_updated_wrongly_after_a_merge_names_that_cause_too
     assert message.startswith("merge #2 differs (the first 2 merges agree)"), message
     assert "occurring 1 times at that step" in message and "the counts tie" in message, message
     assert "counts updated wrongly after an earlier merge" in message, message
+
+
+@pytest.mark.parametrize("what, first_line", [
+    ("id", "id at position 1 differs (expected 3 ids, got 2)"),
+    ("(pair, count)", "(pair, count) at position 1 differs (expected 3 (pair, count)s, got 2)"),
+])
+def test_the_first_differing_item_is_named_by_its_position_not_read_as_a_value(what, first_line):
+    # "id 1 differs" read as token id 1; the README promises "ids differ at position 12"
+    from tests.diff import assert_items_equal
+
+    with pytest.raises(AssertionError) as err:
+        assert_items_equal([5, 6], [5, 7, 8], what=what)
+    assert str(err.value).splitlines()[0] == first_line

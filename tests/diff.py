@@ -95,7 +95,7 @@ def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "ite
     exp = _short(expected[pos]) if pos < len(expected) else "<end>"
     got = _short(actual[pos]) if pos < len(actual) else "<end>"
     raise AssertionError(
-        f"{what} {pos} differs (expected {len(expected)} {what}s, got {len(actual)})\n"
+        f"{what} at position {pos} differs (expected {len(expected)} {what}s, got {len(actual)})\n"
         f"  expected: {exp}\n  got:      {got}\n"
         f"  expected[{lo}:{pos + 4}] = {_short(list(expected[lo:pos + 4]), 200)}\n"
         f"  got[{lo}:{pos + 4}]      = {_short(list(actual[lo:pos + 4]), 200)}"
