@@ -93,7 +93,10 @@ def speed_report(what: str, seconds: float, reference: float, policy: SpeedPolic
     """The speed line: both times, their ratio and the limit. ``stopped`` is how many of the
     submission's processes were stopped while the reference was timed (None: not said)."""
     ratio = seconds / reference if reference > 0 else float("inf")
-    how = "" if stopped is None else f" (best of 3, timed with the submission's {stopped} process(es) stopped)"
+    how = ""
+    if stopped is not None:  # the reference timed while the submission's processes were stopped
+        paused = "process was" if stopped == 1 else f"{stopped} processes were"
+        how = f" (best of 3, timed while your code's {paused} paused)"
     return (
         f"{what}: {seconds:.3f} s, reference {reference:.3f} s{how}, {ratio:.1f}x; "
         f"limit {policy.multiple:g}x + {policy.floor:g} s = {policy.limit(reference):.2f} s"
