@@ -99,13 +99,21 @@ def _unpack(data: Any, lengths: Any) -> list[bytes]:
     return pieces
 
 
-def _untag(obj: dict) -> Any:
+class TooManyValues(ValueError):
+    """A message holding more packed ids than :func:`loads` was allowed to build."""
+
+
+def _untag(obj: dict, budget: list[int] | None = None) -> Any:
     if len(obj) != 1:
         raise ValueError(f"malformed wire object with keys {sorted(obj)[:5]}")
     ((tag, body),) = obj.items()
     if tag == "$b":
         return base64.b64decode(body, validate=True)
     if tag == "$i4" or tag == "$i8":
+        if budget is not None and type(body) is str:  # counted before they are built
+            budget[0] -= len(body) // (8 if tag == "$i4" else 16)
+            if budget[0] < 0:
+                raise TooManyValues("more packed integers than allowed on the wire")
         return _unpack_ints(body, "i" if tag == "$i4" else "q")
     if tag == "$vb":
         if type(body) is not list or len(body) != 3 or type(body[0]) is not list or len(body[0]) != len(body[2]):
@@ -119,6 +127,8 @@ def _untag(obj: dict) -> Any:
         pieces = _unpack(body[0], body[1])
         return list(zip(pieces[::2], pieces[1::2]))
     if tag == "$t":
+        if type(body) is not list:  # a string or bytes would become a tuple of as many items, uncounted
+            raise ValueError("malformed tuple on the wire")
         return tuple(body)
     if tag == "$d":
         out = {}
@@ -138,6 +148,12 @@ def dumps(value: Any) -> str:
     return json.dumps(_tag(value), separators=(",", ":"), allow_nan=True)
 
 
-def loads(text: str | bytes) -> Any:
-    """Tagged JSON -> plain data. Builds only built-in values; never runs code."""
-    return json.loads(text, object_hook=_untag)
+def loads(text: str | bytes, max_packed: int | None = None) -> Any:
+    """Tagged JSON -> plain data. Builds only built-in values; never runs code. Given
+    ``max_packed``, :class:`TooManyValues` (before they are built) when the packed lists of ints
+    hold more ids than that together, however the JSON is written (escaped tags, spaces): every
+    other value a message holds costs a comma (a tuple's items are a list's)."""
+    if max_packed is None:
+        return json.loads(text, object_hook=_untag)
+    budget = [max_packed]
+    return json.loads(text, object_hook=lambda obj: _untag(obj, budget))

@@ -295,7 +295,11 @@ class TrustedEnd:
                 if reply_values(line) > self.reply_values:  # each value costs far more parsed than sent
                     raise Broken(f"sent a reply of more than {self.reply_values} values")
                 try:
-                    msg = wire.loads(line)
+                    # the packed ids counted exactly as they are decoded: reply_values reads only
+                    # the usual spelling of their tags, JSON allows others (escapes, spaces)
+                    msg = wire.loads(line, max_packed=self.reply_values - (line.count(b",") + 1))
+                except wire.TooManyValues:
+                    raise Broken(f"sent a reply of more than {self.reply_values} values") from None
                 except (ValueError, TypeError, RecursionError) as err:
                     raise Broken(f"sent a malformed message ({err})") from None
                 if type(msg) is not list or len(msg) < 2 or type(msg[0]) is not str or msg[1] != rid:

@@ -63,6 +63,44 @@ def test_a_reply_counts_at_least_one_value_per_id_packed_or_not(ids, extra):
     assert reply_values(line) >= len(ids) + extra
 
 
+def _read_reply(line: bytes, cap: int = 1000) -> list:
+    """``line`` as a TrustedEnd whose replies are capped at ``cap`` values reads it."""
+    import threading
+
+    from sandbox.channel import TrustedEnd
+
+    r, w = os.pipe()
+    writer = threading.Thread(target=os.write, args=(w, line + b"\n"), daemon=True)  # longer than a pipe holds
+    writer.start()
+    try:
+        return TrustedEnd(-1, r, None, send_timeout=1, reply_bytes=1 << 20, reply_values=cap).recv(1, 5, "testing")
+    finally:
+        os.close(r)
+        writer.join()
+        os.close(w)
+
+
+@pytest.mark.parametrize("line", [
+    b'["ok",1,{"\\u0024i4":"' + b"01000000" * 5000 + b'"}]',  # the tag escaped: the same key to JSON
+    b'["ok",1,{"$i8": "' + b"0100000000000000" * 5000 + b'"}]',  # a space after the colon
+    b'["ok",1,{"$t":"' + "\u0100".encode() * 5000 + b'"}]',  # a string rebuilt as a tuple of its characters
+    b'["ok",1,{"$t":{"$b":"' + b"AAAA" * 5000 + b'"}}]',  # bytes rebuilt as a tuple of ints
+], ids=["escaped_tag", "space_after_colon", "tuple_of_a_string", "tuple_of_bytes"])
+def test_a_reply_holding_more_values_than_its_cap_is_refused_however_it_is_written(line):
+    """Whatever JSON the worker writes (escapes and spaces JSON allows, a tag wrapping what is no
+    list), a reply of more values than the cap is refused before they are built: a 64 MB line
+    of a tuple of 32 million strings took the grader's test process to 2.9 GB (2026-11-27)."""
+    from sandbox.channel import Broken
+
+    with pytest.raises(Broken, match="more than 1000 values|malformed"):
+        _read_reply(line)
+
+
+def test_a_reply_within_its_cap_is_read_whatever_its_spacing():
+    line = wire_dumps(["ok", 1, list(range(300)), ("a", b"b")]).encode().replace(b":", b": ")
+    assert _read_reply(line) == ["ok", 1, list(range(300)), ("a", b"b")]
+
+
 # ---- the grader's peak memory ------------------------------------------------------------
 
 
