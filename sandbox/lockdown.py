@@ -51,8 +51,11 @@ def loopback_up() -> None:
 PROT_WRITE, PROT_EXEC, MAP_ANONYMOUS, SHM_EXEC, READ_IMPLIES_EXEC = 2, 4, 0x20, 0o100000, 0x0400000
 AUDIT_ARCH_X86_64 = 0xC000003E
 # x86_64 system call numbers refused outright: memfd_create (code in memory that looks like a
-# file), ptrace and process_vm_writev (writing into a process's code), bpf
-REFUSED_X86_64 = (319, 101, 311, 321)
+# file), ptrace and process_vm_writev (writing into a process's code), bpf, and add_key,
+# request_key and keyctl: the kernel keyring of a user id is no namespace's, it outlives the
+# worker, and a root grader gives the same worker user id to later gradings (a key left there
+# was read by the next submission graded, 2026-11-27)
+REFUSED_X86_64 = (319, 101, 311, 321, 248, 249, 250)
 MMAP, MPROTECT, PKEY_MPROTECT, SHMAT, PERSONALITY = 9, 10, 329, 30, 135
 _LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW, _EPERM = 0x7FFF0000, 0x00050000 | 1

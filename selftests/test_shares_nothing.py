@@ -150,6 +150,11 @@ def run_pretokenize(text):
                     conn, _ = server.accept()
                     with conn:
                         return ["loopback", conn.recv(10).decode()]
+        if what == "key":  # DESC: a key in the kernel keyring of its user id (which outlives it)
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.syscall.restype = ctypes.c_long
+            made = libc.syscall(ctypes.c_long(248), b"user", arg.encode(), b"payload", ctypes.c_long(7), ctypes.c_long(-4))
+            return ["made" if made >= 0 else "failed", os.strerror(ctypes.get_errno()) if made < 0 else ""]
         if what == "ipc":
             kind, _, key = arg.partition(":")
             libc = ctypes.CDLL(None, use_errno=True)
@@ -277,6 +282,24 @@ def test_system_v_objects_are_not_the_machines_and_end_with_the_worker(stage, mo
     assert seen["replies"] == [["made", ""]], seen
     assert key not in seen["during"][kind], "the machine sees the worker's object while it runs"
     assert key not in seen["after"][kind], "the worker's object outlived it"
+
+
+def key_users() -> dict[int, str]:
+    """``/proc/key-users``: the user ids holding kernel keys, with their counts."""
+    with open("/proc/key-users") as f:
+        return {int(line.split(":")[0]): line.split(":", 1)[1].strip() for line in f}
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_the_worker_makes_no_kernel_key(stage, mode):
+    """A key added to the kernel keyring of the worker's user id outlives the worker (a root
+    grader's worker user ids are reused: the next submission given that id could read it): the
+    worker can make none (add_key, request_key and keyctl are refused)."""
+    before = key_users()
+    seen = probe(stage, mode, ["key:bpe-shares-nothing"])
+    assert seen["replies"] == [["failed", "Operation not permitted"]], seen
+    new = {uid: counts for uid, counts in key_users().items() if uid not in before}
+    assert not new, f"user ids holding kernel keys after the worker ended: {new}"
 
 
 @pytest.mark.parametrize("mode", MODES)
