@@ -91,9 +91,9 @@ class PathArguments:
         read what is copied back whole, and no tokenizer file is that big)."""
         for sandboxed, original in pairs:
             try:
-                fd = os.open(sandboxed, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
-            except OSError:
-                continue  # not written (the test will say so)
+                fd = _open_beneath(proc.outputs, sandboxed)
+            except (OSError, ValueError):
+                continue  # not written, or not as a file below the output folder (the test will say so)
             with os.fdopen(fd, "rb") as src:
                 st = os.fstat(src.fileno())
                 if not stat.S_ISREG(st.st_mode) or (proc.uid is not None and st.st_uid != proc.uid):
@@ -120,6 +120,23 @@ class PathArguments:
         for d in (proc.inputs, proc.outputs):
             for entry in list(d.iterdir()) if d.is_dir() else []:
                 shutil.rmtree(entry, ignore_errors=True)
+
+
+def _open_beneath(base: Path, path: Path) -> int:
+    """``path``, below the folder ``base``, opened for reading without following a symbolic
+    link anywhere below ``base``: the worker can write in its output folder, so it can replace
+    a call's folder there by a link, and an absolute link resolves in the root of the process
+    following it (the trusted side's, also below ``/proc/<pid>/root``): a folder of the machine."""
+    parts = path.relative_to(base).parts
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY)
+    try:
+        for part in parts[:-1]:
+            inner = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW, dir_fd=fd)
+            os.close(fd)
+            fd = inner
+        return os.open(parts[-1], os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK, dir_fd=fd)
+    finally:
+        os.close(fd)
 
 
 def _copy_at_most(src, dest: Path, most: int) -> None:

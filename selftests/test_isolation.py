@@ -485,3 +485,33 @@ def test_a_workers_hash_seed_is_the_one_its_backend_is_given_so_its_sets_come_in
             backend.close()
     assert results[0][0] == hash_under(seed, "bpe")
     assert results[1] == results[0]
+
+
+def test_a_written_file_is_never_copied_back_through_a_link_the_worker_made(tmp_path):
+    """The worker may write in its call's output folder and so replace that folder by a
+    symbolic link to a folder of the machine (an absolute link resolves in the root of the
+    process following it, the trusted side's, even below ``/proc/<pid>/root``): nothing is
+    copied back through it. Where the worker shares the grader's user id (not root) no owner
+    check stood in the way: a grading copied a file of the grader's, unreadable to the worker,
+    into the test's folder and its failure message showed its content (2026-11-27)."""
+    from types import SimpleNamespace
+
+    from sandbox.paths import PathArguments
+
+    machine = tmp_path / "machine"
+    machine.mkdir()
+    for name in ("vocab.json", "merges.txt"):
+        (machine / name).write_text("the grader's own file")
+    proc = SimpleNamespace(outputs=tmp_path / "out", inputs=tmp_path / "in", uid=None, gid=None, worker_path=str)
+    proc.outputs.mkdir()
+    given = tmp_path / "given"
+    given.mkdir()
+    paths = PathArguments()
+    _, copy_back = paths.rewrite("run_save_tokenizer", ({}, [], str(given / "vocab.json"), str(given / "merges.txt")), proc, 7)
+    assert len(copy_back) == 2
+    for sandboxed, _ in copy_back:  # what the worker does: its call's folder moved aside, a link in its place
+        folder = sandboxed.parent
+        folder.rename(folder.with_name(folder.name + "-away"))
+        folder.symlink_to(machine)
+    paths.copy_back(copy_back, proc, 1 << 20)
+    assert sorted(os.listdir(given)) == [], "a file of the machine was copied back as the worker's"
