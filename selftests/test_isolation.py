@@ -8,6 +8,7 @@ import sys
 import textwrap
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
@@ -16,6 +17,7 @@ from sandbox import closing
 from sandbox.backend import WorkerBackend
 from sandbox.failures import StudentExit, WorkerDied, WorkerTimeout
 from sandbox.limits import IsolationLimits
+from sandbox.paths import PathArguments
 from harness.values import WrongResult
 
 from .support import VENV_IN_CHECKOUT
@@ -494,10 +496,6 @@ def test_a_written_file_is_never_copied_back_through_a_link_the_worker_made(tmp_
     copied back through it. Where the worker shares the grader's user id (not root) no owner
     check stood in the way: a grading copied a file of the grader's, unreadable to the worker,
     into the test's folder and its failure message showed its content (2026-11-27)."""
-    from types import SimpleNamespace
-
-    from sandbox.paths import PathArguments
-
     machine = tmp_path / "machine"
     machine.mkdir()
     for name in ("vocab.json", "merges.txt"):

@@ -9,6 +9,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+import threading
 import time
 import unicodedata
 from pathlib import Path
@@ -25,7 +26,7 @@ from harness.printable import printable
 from harness.submission import missing_packages
 from harness.recording import BUDGET, MAX_ITEMS, CallLog, Large, weight
 from harness.wire import dumps as wire_dumps
-from sandbox.channel import reply_values
+from sandbox.channel import Broken, TrustedEnd, reply_values
 
 UNSAFE = {"Cc", "Cf", "Cs", "Zl", "Zp"}  # categories that could break a line or hide text
 
@@ -65,10 +66,6 @@ def test_a_reply_counts_at_least_one_value_per_id_packed_or_not(ids, extra):
 
 def _read_reply(line: bytes, cap: int = 1000) -> list:
     """``line`` as a TrustedEnd whose replies are capped at ``cap`` values reads it."""
-    import threading
-
-    from sandbox.channel import TrustedEnd
-
     r, w = os.pipe()
     writer = threading.Thread(target=os.write, args=(w, line + b"\n"), daemon=True)  # longer than a pipe holds
     writer.start()
@@ -90,8 +87,6 @@ def test_a_reply_holding_more_values_than_its_cap_is_refused_however_it_is_writt
     """Whatever JSON the worker writes (escapes and spaces JSON allows, a tag wrapping what is no
     list), a reply of more values than the cap is refused before they are built: a 64 MB line
     of a tuple of 32 million strings took the grader's test process to 2.9 GB (2026-11-27)."""
-    from sandbox.channel import Broken
-
     with pytest.raises(Broken, match="more than 1000 values|malformed"):
         _read_reply(line)
 
