@@ -28,7 +28,7 @@ def test_merge_of_random_present_pairs_matches_the_oracle(impl, rng, round_):
     i = rng.randrange(len(ids) - 1)
     pair = (ids[i], ids[i + 1])
     new_id = rng.choice([10**7, ids[i], rng.randrange(10**6)])
-    assert_items_equal(impl.run_merge(ids, pair, new_id), merge_oracle(ids, pair, new_id), what="id")
+    assert_items_equal(impl.run_merge(list(ids), pair, new_id), merge_oracle(ids, pair, new_id), what="id")
 
 
 @pytest.mark.parametrize("round_", ROUNDS)
@@ -36,7 +36,7 @@ def test_merge_of_random_pairs_matches_the_oracle(impl, rng, round_):
     ids = random_ids(rng, rng.randrange(0, 300))
     pool = sorted(set(ids)) or [1]
     pair = (rng.choice(pool), rng.choice(pool))
-    assert_items_equal(impl.run_merge(ids, pair, -7), merge_oracle(ids, pair, -7), what="id")
+    assert_items_equal(impl.run_merge(list(ids), pair, -7), merge_oracle(ids, pair, -7), what="id")
 
 
 @pytest.mark.parametrize("round_", range(4))
@@ -51,7 +51,7 @@ def test_merge_leaves_random_input_unmodified(impl, rng, round_):
 @pytest.mark.parametrize("round_", ROUNDS)
 def test_pair_counts_of_random_lists_match_a_counter(impl, rng, round_):
     ids = random_ids(rng, rng.randrange(0, 5000))
-    assert_counts_equal(impl.run_get_pair_counts(ids), dict(Counter(zip(ids, ids[1:]))))
+    assert_counts_equal(impl.run_get_pair_counts(list(ids)), dict(Counter(zip(ids, ids[1:]))))
 
 
 @pytest.mark.parametrize("name", ["hidden/mixed.txt", "hidden/stories_hidden.txt"])

@@ -47,7 +47,8 @@ def tokenizers(impl, ref, trained):
     def pair(specials: list[str]):
         key = tuple(specials)
         if key not in cache:
-            cache[key] = (impl.get_tokenizer(vocab, merges, list(specials)), ref.get_tokenizer(vocab, merges, list(specials)))
+            # the submission gets copies: the reference's tokenizer and the expected vocab are made from these
+            cache[key] = (impl.get_tokenizer(dict(vocab), list(merges), list(specials)), ref.get_tokenizer(vocab, merges, list(specials)))
         return cache[key]
 
     return pair

@@ -25,7 +25,7 @@ def test_pair_counts_count_every_adjacent_pair(impl, ids, expected):
     assert impl.run_get_pair_counts(ids) == expected
     if not expected:  # {} is also what code that does nothing returns: one more id makes a pair
         longer = [*ids, 7, 8]
-        assert impl.run_get_pair_counts(longer) == dict(Counter(zip(longer, longer[1:])))
+        assert impl.run_get_pair_counts(list(longer)) == dict(Counter(zip(longer, longer[1:])))
 
 
 @pytest.mark.parametrize(
@@ -46,7 +46,7 @@ def test_merge_replaces_left_to_right_without_overlap(impl, ids, pair, new_id, e
 
 @given(st.lists(st.integers(0, 5), max_size=40))
 def test_pair_counts_match_a_counter_of_zipped_neighbours(impl, ids):
-    assert impl.run_get_pair_counts(ids) == dict(Counter(zip(ids, ids[1:])))
+    assert impl.run_get_pair_counts(list(ids)) == dict(Counter(zip(ids, ids[1:])))
 
 
 
@@ -80,7 +80,7 @@ def test_merge_does_not_modify_its_input(impl, ids, pair):
     ids=["not_adjacent", "reversed", "single_id", "second_missing", "run"],
 )
 def test_merge_of_an_absent_pair_leaves_the_list_equal(impl, ids, pair):
-    assert_items_equal(impl.run_merge(ids, pair, 99), ids, what="id")
+    assert_items_equal(impl.run_merge(list(ids), pair, 99), ids, what="id")
 
 
 @pytest.mark.parametrize(
@@ -137,11 +137,11 @@ def check_merge(impl, ids, pair, new_id) -> None:
     place of the fresh id."""
     __tracebackhide__ = True
     fresh = max([*ids, *pair, new_id]) + 1
-    with_fresh = impl.run_merge(ids, pair, fresh)
+    with_fresh = impl.run_merge(list(ids), pair, fresh)
     broken = merge_rule_violation(ids, pair, fresh, with_fresh)
     assert broken is None, f"merge({ids!r}, {pair!r}, {fresh}) returned {with_fresh!r}: {broken}"
     expected = [new_id if x == fresh else x for x in with_fresh]
-    assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what=f"id of merge({ids!r}, {pair!r}, {new_id})")
+    assert_items_equal(impl.run_merge(list(ids), pair, new_id), expected, what=f"id of merge({ids!r}, {pair!r}, {new_id})")
 
 
 @given(
@@ -177,7 +177,7 @@ def test_pair_counts_keep_the_order_inside_a_pair(impl):
 @pytest.mark.parametrize("length, alphabet", [(10_000, 3), (20_000, 50), (5_000, 1000)], ids=["dense", "medium", "sparse"])
 def test_pair_counts_on_long_random_lists_match_a_counter(impl, rng, length, alphabet):
     ids = [rng.randrange(alphabet) for _ in range(length)]
-    assert_counts_equal(impl.run_get_pair_counts(ids), dict(Counter(zip(ids, ids[1:]))))
+    assert_counts_equal(impl.run_get_pair_counts(list(ids)), dict(Counter(zip(ids, ids[1:]))))
 
 
 # ---- one BPE step, composed ------------------------------------------------------------
