@@ -183,8 +183,9 @@ def gpt2_pretokenize(gpt2_encoding):
 @pytest.fixture(scope="session")
 def gpt2_tokenizer(impl, gpt2_vocab_merges):
     """The implementation's tokenizer with GPT-2's vocab and merges and ``<|endoftext|>``
-    as special token, built once per session (construction may take about a second)."""
-    vocab, merges = gpt2_vocab_merges
+    as special token, built once per session (construction may take about a second), from
+    copies (:func:`fresh`)."""
+    vocab, merges = fresh(gpt2_vocab_merges)
     return impl.get_tokenizer(vocab, merges, [EOT])
 
 
@@ -199,9 +200,11 @@ def gpt2_oracle(gpt2_encoding):
 
 
 def fresh(vocab_merges):
-    """Copies of the session's GPT-2 vocab and merges for a tokenizer given specials the vocab
-    lacks: a tokenizer that appends them to the dict it was given (as CS336's handout words it)
-    must not change the vocab these tests compare with; leaving the caller's dict alone is
+    """Copies of the session's GPT-2 vocab and merges for the submission: what it does to the
+    dict and list it is given (a tokenizer appending specials the vocab lacks, as CS336's
+    handout words it, or code overwriting them on purpose, which reaches the caller's objects
+    isolated as in-process) must not change the vocab and merges later tests compute expected
+    values from or give the reference; leaving the caller's dict alone is
     test_callers_vocab_and_merges_are_not_modified's rule, not theirs."""
     vocab, merges = vocab_merges
     return dict(vocab), list(merges)

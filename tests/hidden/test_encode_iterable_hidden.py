@@ -10,7 +10,7 @@ import pytest
 from harness.probes import ids_digest
 from tests.streamdiff import assert_stream_ids_equal, explain_file_mismatch
 from tests.hidden.naive import split_keeping_specials
-from tests.conftest import EOT
+from tests.conftest import EOT, fresh
 
 
 def read_text(path) -> str:
@@ -58,7 +58,7 @@ def test_encode_iterable_of_chunked_whitespace_and_specials(gpt2_tokenizer, gpt2
 
 @pytest.mark.parametrize("case", range(3))
 def test_encode_iterable_with_random_specials_split_across_chunks(impl, gpt2_vocab_merges, gpt2_encoding, rng, case):
-    vocab, merges = gpt2_vocab_merges
+    vocab, merges = fresh(gpt2_vocab_merges)
     specials = list(dict.fromkeys(["".join(rng.choice("<|>[]*ab ") for _ in range(rng.randint(2, 8))) for _ in range(3)] + [EOT]))
     tok = impl.get_tokenizer(vocab, merges, specials)
     table = {}

@@ -124,7 +124,7 @@ def test_text_that_only_resembles_a_special_token_is_ordinary(gpt2_tokenizer, gp
 
 @pytest.mark.parametrize("specials", ["omitted", None, []], ids=["omitted", "None", "empty_list"])
 def test_without_special_tokens_endoftext_is_ordinary_text(impl, gpt2_encoding, gpt2_vocab_merges, specials):
-    vocab, merges = gpt2_vocab_merges
+    vocab, merges = fresh(gpt2_vocab_merges)
     tok = impl.get_tokenizer(vocab, merges) if specials == "omitted" else impl.get_tokenizer(vocab, merges, specials)
     text = "a" + EOT + "b " + EOT
     # tiktoken's encode_ordinary: "<|endoftext|>" is cut by the GPT-2 pattern like any text

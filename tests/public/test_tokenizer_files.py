@@ -9,7 +9,7 @@ import json
 import pytest
 
 from tests.diff import assert_ids_equal, assert_items_equal, assert_vocab_equal
-from tests.conftest import gpt2_byte_decoder, tiktoken_for_merges
+from tests.conftest import fresh, gpt2_byte_decoder, tiktoken_for_merges
 from tests.conftest import EOT
 
 
@@ -121,7 +121,7 @@ def test_loaded_tokenizer_decodes_non_utf8_tokens(impl, saved_files):
 
 
 def test_saving_gpt2_reproduces_its_files(impl, gpt2_files, gpt2_vocab_merges, tmp_path):
-    vocab, merges = gpt2_vocab_merges
+    vocab, merges = fresh(gpt2_vocab_merges)
     vocab_path, merges_path = tmp_path / "vocab.json", tmp_path / "merges.txt"
     impl.run_save_tokenizer(vocab, merges, str(vocab_path), str(merges_path))
     saved = json.loads(vocab_path.read_text(encoding="utf-8"))
