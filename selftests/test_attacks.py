@@ -112,7 +112,7 @@ EXPECT: dict[str, dict[str, str]] = {
     # newlines, non-UTF-8 bytes, 255-byte names... around honest code: graded as usual
     "odd_file_names": {"merge": FULL, **_untouched},
     # empties the caller's lists in place and answers for empty ones: no test's expected value
-    # may come from a list the submission was given (test_inputs_emptied_in_place_earn_nothing)
+    # may come from a list the submission was given (the whole suite: test_expected_values_kept)
     "empty_the_input": {"merge": ZERO, "pairs": ZERO, "byte": FULL},
 }
 
@@ -259,46 +259,6 @@ def test_no_attack_leaves_a_process_behind(graded):
         except OSError:
             pass
     assert not leftovers, f"processes left running: {leftovers}"
-
-
-EMPTIED_CONFIG = """\
-version: 1
-total: 30
-timeout: 120
-hidden_output: full
-groups:
-  - name: primitives
-    title: pair counts and merge
-    points: 10
-    select: ["tests/*/test_primitives*.py::*"]
-  - name: differential
-    title: encode against the reference's tokenizer made from the same merges
-    points: 10
-    select: ["tests/hidden/test_tokenizer_differential_hidden.py::*"]
-  - name: decode
-    title: decode against the session's GPT-2 vocabulary
-    points: 10
-    select: ["tests/*/test_tokenizer*.py::*"]
-"""
-
-
-@pytest.mark.slow
-def test_inputs_emptied_in_place_earn_nothing(tmp_path):
-    """empty_the_input on every test of pair counts and merge, public and hidden, on the
-    differential test whose reference tokenizer is made from the merges the submission's was
-    given, and on two decode tests whose expected text comes from the session's GPT-2
-    vocabulary: nothing. Before their expected values were kept from the submission's reach,
-    it earned 4.94 of 10 on the first (37 of 75 cases, doing no work), all of the second, and
-    the decode tests with '?' per id (2026-11-27)."""
-    (tmp_path / "emptied.yaml").write_text(EMPTIED_CONFIG)
-    tests = ["tests/public/test_primitives.py", "tests/hidden/test_primitives_hidden.py",
-             "tests/hidden/test_tokenizer_differential_hidden.py::test_encode_matches_reference_with_trained_merges",
-             "tests/public/test_tokenizer.py::test_decode_of_special_id_is_the_special_text",
-             "tests/hidden/test_tokenizer_hidden.py::test_decode_of_random_ids_is_their_bytes_decoded_with_replacement"]
-    out = grade("empty_the_input", tmp_path, tests, "emptied.yaml")
-    assert out.code == 0 and out.tests, out.context()
-    assert all(out.group_points()[g][1] > 0 for g in ("primitives", "differential", "decode")), out.context()
-    assert out.results["score"] == 0, f"{out.group_points()}\n{out.context()}"
 
 
 # ---- attacks graded alone, because they disturb whatever runs beside them --------------------

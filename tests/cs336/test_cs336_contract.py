@@ -145,7 +145,7 @@ def overlap(request, impl, gpt2_vocab_merges):
     """(tokenizer, vocab): GPT-2's vocab with the double special appended, both specials given."""
     specials = [EOT, DOUBLE] if request.param == "short_first" else [DOUBLE, EOT]
     vocab = with_specials_in_vocab(gpt2_vocab_merges[0], specials)
-    return impl.get_tokenizer(vocab, gpt2_vocab_merges[1], specials), vocab
+    return impl.get_tokenizer(dict(vocab), list(gpt2_vocab_merges[1]), list(specials)), vocab  # the test's own kept
 
 
 @pytest.mark.parametrize(

@@ -66,7 +66,7 @@ def small_vocab() -> dict[int, bytes]:
 @pytest.fixture
 def saved_files(impl, tmp_path):
     vocab_path, merges_path = tmp_path / "vocab.json", tmp_path / "merges.txt"
-    result = impl.run_save_tokenizer(small_vocab(), SMALL_MERGES, str(vocab_path), str(merges_path))
+    result = impl.run_save_tokenizer(small_vocab(), list(SMALL_MERGES), str(vocab_path), str(merges_path))
     assert result is None
     return vocab_path, merges_path
 
