@@ -325,6 +325,17 @@ class Implementation:
         if ready is not None:
             ready()
 
+    def fresh(self) -> None:
+        """Where this implementation runs in a worker, a new one now, holding nothing of earlier
+        calls (its tokenizers are made again there when used): a speed test's timed run must
+        not find what earlier tests left in the submission's memory, a cache keyed by the
+        content of a file an earlier test trained on, say; in-process, nothing to do."""
+        __tracebackhide__ = True
+        restart = getattr(self.backend, "restart", None)
+        if restart is not None:
+            restart()
+        self.ready()
+
     def paused(self) -> contextlib.AbstractContextManager[int | None]:
         """A context in which no process of this implementation runs: where it runs in a
         worker, every process of the worker is stopped until the block ends. It yields how

@@ -263,7 +263,7 @@ def test_no_attack_leaves_a_process_behind(graded):
 
 # ---- attacks graded alone, because they disturb whatever runs beside them --------------------
 
-SOLO = {"cpu_burner", "spin_everywhere", "spin_ignoring_alarm"}
+SOLO = {"cpu_burner", "spin_everywhere", "spin_ignoring_alarm", "train_cache"}
 # every adapter spins on a core and swallows every exception (the second also ignores and
 # blocks every signal): graded side by side, away from the other attacks they would slow down
 SPINNING = ("spin_everywhere", "spin_ignoring_alarm")
@@ -354,3 +354,43 @@ def _burner(cmdline: Path) -> bool:
         return MARKERS["cpu_burner"][1].encode() in cmdline.read_bytes()
     except OSError:
         return False
+
+
+CACHED_TRAINING = "tests/hidden/test_train_bpe_hidden.py::test_merges_match_reference_on_fixture[corpus_en_500]"
+# the training test first, as grading.yaml's parts come before its speed group
+CACHE_CONFIG = """\
+version: 1
+total: 20
+timeout: 120
+hidden_output: full
+isolation:
+  call_timeout: 30
+  memory_mb: 2048
+  cpu_seconds: 120
+  max_processes: 32
+  output_bytes: 100000
+groups:
+  - name: training
+    title: a hidden test training on corpus_en.txt
+    points: 10
+    select: ["tests/hidden/test_train_bpe_hidden.py::*"]
+  - name: speed
+    title: speed
+    points: 10
+    markers: [speed]
+"""
+
+
+@pytest.mark.slow
+def test_a_trainer_remembering_a_file_it_trained_on_is_timed_as_slow_as_it_is(tmp_path):
+    """train_cache sleeps the first time it sees a file's content: a hidden test trains on
+    corpus_en.txt before the speed test does, so in the same worker its timed run was quick
+    (5 of 5 points, 2026-11-27). The speed test's run is in a fresh worker: it is too slow.
+    Its own training test keeps its points (it is correct, only slow)."""
+    (tmp_path / "cache.yaml").write_text(CACHE_CONFIG)
+    out = grade("train_cache", tmp_path, [CACHED_TRAINING, SPEED_TEST], "cache.yaml")
+    _, _, line = _speed_line(out)
+    context = f"{line}\n{out.context()}"
+    assert out.code == 0 and out.seconds < GRADE_LIMIT, context
+    assert out.group_points()["training"] == [10.0, 10.0], context
+    assert out.group_points()["speed"][0] == 0, context
