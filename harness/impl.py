@@ -325,7 +325,7 @@ class Implementation:
         if ready is not None:
             ready()
 
-    def fresh(self) -> None:
+    def start_afresh(self) -> None:
         """Where this implementation runs in a worker, a new one now, holding nothing of earlier
         calls (its tokenizers are made again there when used): a speed test's timed run must
         not find what earlier tests left in the submission's memory, a cache keyed by the
