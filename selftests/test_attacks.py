@@ -294,9 +294,12 @@ def test_a_function_that_times_out_on_three_tests_in_a_row_is_no_longer_called(t
         assert "time budget" not in output, context
         not_called = [t for t in out.tests if "not run: " in t["output"] and "tests in a row" in t["output"]]
         assert not_called, context
+
+
 SPEED_TEST = "tests/hidden/test_speed_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit"
 WARM_UP = "tests/public/test_primitives.py::test_merge_accepts_ids_beyond_a_byte"  # starts the worker first
-SPEED_CONFIG = """\
+# a policy of two groups of 10 points with room for a speed test (the groups follow it)
+SPEED_POLICY = """\
 version: 1
 total: 20
 timeout: 120
@@ -308,6 +311,8 @@ isolation:
   max_processes: 32
   output_bytes: 100000
 groups:
+"""
+SPEED_CONFIG = SPEED_POLICY + """\
   - name: speed
     title: speed
     points: 10
@@ -358,18 +363,7 @@ def _burner(cmdline: Path) -> bool:
 
 CACHED_TRAINING = "tests/hidden/test_train_bpe_hidden.py::test_merges_match_reference_on_fixture[corpus_en_500]"
 # the training test first, as grading.yaml's parts come before its speed group
-CACHE_CONFIG = """\
-version: 1
-total: 20
-timeout: 120
-hidden_output: full
-isolation:
-  call_timeout: 30
-  memory_mb: 2048
-  cpu_seconds: 120
-  max_processes: 32
-  output_bytes: 100000
-groups:
+CACHE_CONFIG = SPEED_POLICY + """\
   - name: training
     title: a hidden test training on corpus_en.txt
     points: 10

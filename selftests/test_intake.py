@@ -109,21 +109,25 @@ def test_a_zipped_repository_is_extracted_without_its_venv_git_and_macosx_folder
     assert extracted == ["repo/cs336_basics/__init__.py", "repo/tests/adapters.py"], extracted
 
 
-def test_a_link_among_the_graded_files_still_refuses_the_zip(tmp_path):
-    bad = tmp_path / "bad.zip"
-    with zipfile.ZipFile(bad, "w") as zf:
-        zf.writestr("repo/.venv/pyvenv.cfg", "home = /usr/bin\n")
-        _link(zf, "repo/cs336_basics/tokenizer.py", "/etc/passwd")
-    with pytest.raises(Rejected, match="is a link or special file"):
-        safe_extract(bad, tmp_path / "out")
-    assert not (tmp_path / "out").exists()
+# zips whose members the links and paths rules refuse, wherever they lie: (members, refusal)
+REFUSED_WHEREVER = {
+    "link_among_graded_files": ([("repo/.venv/pyvenv.cfg", None), ("repo/cs336_basics/tokenizer.py", "/etc/passwd")],
+                                "is a link or special file"),
+    "path_climbing_out_of_a_folder_left_out": ([("repo/tests/adapters.py", None), ("repo/.venv/../escape", "x")],
+                                               "points outside"),
+}
 
 
-def test_a_path_climbing_out_refuses_the_zip_even_inside_a_folder_left_out(tmp_path):
+@pytest.mark.parametrize("case", list(REFUSED_WHEREVER))
+def test_a_link_among_the_graded_files_or_a_path_climbing_out_still_refuses_the_zip(tmp_path, case):
+    members, refusal = REFUSED_WHEREVER[case]
     bad = tmp_path / "bad.zip"
     with zipfile.ZipFile(bad, "w") as zf:
-        zf.writestr("repo/tests/adapters.py", "x = 1\n")
-        _link(zf, "repo/.venv/../escape", "x")
-    with pytest.raises(Rejected, match="points outside"):
+        for name, link_to in members:
+            if link_to:
+                _link(zf, name, link_to)
+            else:
+                zf.writestr(name, "x = 1\n")
+    with pytest.raises(Rejected, match=refusal):
         safe_extract(bad, tmp_path / "out")
     assert not (tmp_path / "out").exists()
