@@ -202,6 +202,9 @@ class _Relaid:
     def run_train_bpe(self, path, vocab_size, specials):
         return self.change(*self.reference.run_train_bpe(path, vocab_size, specials))
 
+    def start_afresh(self) -> None:
+        self.reference.start_afresh()  # in-process: nothing to start again
+
 
 def _specials_first(vocab, merges):  # CS336 students' common layout: the special tokens get ids 0, 1, ...
     specials = [t for t in vocab.values() if t.startswith(b"<|")]
