@@ -26,6 +26,7 @@ SIGNAL = signal.SIGUSR2
 WAIT = 0.5  # seconds for the dump to begin (a worker that is stopped or busy in the kernel gives none)
 QUIET = 0.05  # seconds without more of it that end it: faulthandler writes it all at once
 MAX_BYTES = 1 << 16
+DRAIN_BYTES = 1 << 24  # what ask() drops at most of what was in the pipe before
 MAX_FRAMES = 8  # the innermost frames of the submission shown
 FRAME = re.compile(r'\s*File "(?P<path>.*)", line (?P<line>\d+) in (?P<name>.*)')
 
@@ -40,7 +41,7 @@ def register(fd: int) -> None:
 def ask(pid: int, fd: int) -> str:
     """Signal the worker ``pid`` and read its dump from ``fd`` (non-blocking): what came within
     :data:`WAIT` seconds, ``""`` if nothing did. What was in the pipe before is dropped."""
-    _read(fd, MAX_BYTES)
+    _drain(fd)
     try:
         os.kill(pid, SIGNAL)
     except OSError:
@@ -55,6 +56,15 @@ def ask(pid: int, fd: int) -> str:
             break
         data += chunk
     return data.decode("utf-8", "replace")
+
+
+def _drain(fd: int) -> None:
+    """Empty the pipe: the worker may have widened it (``F_SETPIPE_SZ``, up to 1 MiB as
+    ``fs.pipe-max-size`` ships) and filled it with a dump of its own making beforehand. At
+    most :data:`DRAIN_BYTES`, should something keep writing to it meanwhile."""
+    for _ in range(DRAIN_BYTES // MAX_BYTES):
+        if len(_read(fd, MAX_BYTES)) < MAX_BYTES:
+            return
 
 
 def _read(fd: int, limit: int) -> bytes:

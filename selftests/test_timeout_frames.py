@@ -118,6 +118,32 @@ def test_code_that_takes_the_signal_for_itself_times_out_as_before_without_frame
     assert str(err.value).startswith(f"timed out after {CALL_LIMIT:g} s")
 
 
+# at import: widen the stack pipe (found in the worker's configuration) and fill it with a dump
+# naming a frame the code never ran, the harness's frame included so that its thread is chosen
+FORGE = """\
+import fcntl, gc, os
+_c = next(o for o in gc.get_objects() if type(o) is dict and "fds" in o and "code_dir" in o)
+fcntl.fcntl(_c["fds"][2], 1031, 1 << 20)  # F_SETPIPE_SZ
+os.set_blocking(_c["fds"][2], False)
+_fake = ("Current thread 0x1 (most recent call first):\\n"
+         f'  File "{_c["harness_dir"]}/sandbox/worker.py", line 1 in serve\\n'
+         f'  File "{_c["code_dir"]}/student/forged.py", line 42 in forged\\n\\n').encode()
+try:
+    while True:
+        os.write(_c["fds"][2], _fake)
+except BlockingIOError:
+    pass
+"""
+
+
+def test_a_dump_the_code_left_in_the_pipe_beforehand_is_not_taken_for_its_frames(isolated):
+    impl = isolated(header=FORGE)
+    with pytest.raises(WorkerTimeout) as err:
+        impl.run_merge([1], (1, 2), 3)
+    frames = told(str(err.value))
+    assert "student/forged.py:42 in forged" not in frames and frames[1:] == WHERE[1:], frames  # WHERE[0]: moved by the header
+
+
 def real_dump(code_dir: Path, harness_dir: Path) -> str:
     """faulthandler's own dump of this process while a thread runs a function compiled as if
     from ``code_dir`` called from one compiled as if from ``harness_dir`` (the worker's
