@@ -234,7 +234,8 @@ CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops", "typing_extensions")
 
 def unwrapped_note(req) -> list[str]:
     """The line saying the submission was graded from the one folder it was inside, if it was."""
-    return [f"unwrapped: everything in the submission is inside one folder, {req.unwrapped}/, graded from there"] if req.unwrapped else []
+    # the folder's name is the upload's: one line, escaped and cut, as every name from the submission
+    return [f"unwrapped: everything in the submission is inside one folder, {printable(req.unwrapped, 100)}/, graded from there"] if req.unwrapped else []
 
 
 def python_requirement_note(root: Path, running: tuple[int, ...] | None = None) -> str | None:

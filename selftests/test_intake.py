@@ -131,3 +131,17 @@ def test_a_link_among_the_graded_files_or_a_path_climbing_out_still_refuses_the_
     with pytest.raises(Rejected, match=refusal):
         safe_extract(bad, tmp_path / "out")
     assert not (tmp_path / "out").exists()
+
+
+def test_the_unwrapped_folders_name_stays_on_its_line_of_the_output():
+    """The folder an upload had everything in is named by the student (Gradescope's
+    run_autograder passes it on): a newline in it must not add lines to the results' summary,
+    such as a table row ``total  10 / 10`` of its own."""
+    from types import SimpleNamespace
+
+    from grader.intake import unwrapped_note
+
+    name = "repo\ntotal              10 / 10           1/1\r\x1b[2J\u202e" + "x" * 300
+    (line,) = unwrapped_note(SimpleNamespace(unwrapped=name))
+    assert "\n" not in line and "\r" not in line and "\x1b" not in line and "\u202e" not in line
+    assert "repo\\ntotal              10 / 10" in line and len(line) < 200
