@@ -99,8 +99,8 @@ def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_file
     repository with its ``.venv`` (whose ``bin/python`` is a link) is graded as its folder is."""
     try:
         zf = zipfile.ZipFile(archive)
-    except (zipfile.BadZipFile, OSError) as err:
-        raise Rejected(f"not a readable zip ({err})") from None
+    except Exception as err:  # BadZipFile, OSError, a name flagged UTF-8 that is not (UnicodeDecodeError) ...
+        raise Rejected(f"not a readable zip ({printable(str(err), 200)})") from None
     with zf:
         infos = zf.infolist()
         _check_paths(infos)
@@ -114,7 +114,7 @@ def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_file
             shutil.rmtree(dest, ignore_errors=True)
             if isinstance(err, OSError):  # what the checks could not foresee: one line, no machine path
                 raise Rejected(f"the zip could not be extracted: {err.strerror or type(err).__name__}") from None
-            if isinstance(err, (zipfile.BadZipFile, zipfile.LargeZipFile, NotImplementedError, EOFError, ValueError)):
+            if isinstance(err, Exception) and not isinstance(err, Rejected):  # a broken stream (zlib.error), ...
                 raise Rejected(f"the zip could not be extracted: {printable(str(err), 200)}") from None
             raise
 
@@ -164,6 +164,8 @@ def _check_entries(infos: list[zipfile.ZipInfo], max_bytes: int) -> None:
             raise Rejected(f"the zip entry {_shown(info)} names no file")
         if any(len(os.fsencode(part)) > 255 for part in path.parts):
             raise Rejected(f"the zip entry {_shown(info)} has a name longer than 255 bytes")
+        if info.flag_bits & 0x1:  # zipfile would ask for its password
+            raise Rejected(f"the zip entry {_shown(info)} is encrypted: a zip with a password cannot be graded")
         kind = stat.S_IFMT(info.external_attr >> 16)  # 0 when the zip does not say (plain file)
         if kind and kind not in (stat.S_IFREG, stat.S_IFDIR):
             raise Rejected(f"the zip entry {_shown(info)} is a link or special file")

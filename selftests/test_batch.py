@@ -6,6 +6,7 @@ A small policy of our own (primitives + two tokenizer tests) keeps this quick.""
 from __future__ import annotations
 
 import csv
+import io
 import json
 import os
 import re
@@ -305,6 +306,48 @@ def test_safe_extract_rejects_escapes_links_and_oversize(tmp_path):
         with pytest.raises(Rejected):
             safe_extract(tmp_path / name, tmp_path / f"out_{name}", max_bytes=1000)
         assert not (tmp_path / f"out_{name}").exists()
+
+
+def _broken_zips(folder: Path) -> list[Path]:
+    """Zips whose reading fails past the checks: an entry flagged encrypted (zipfile asks for
+    its password: RuntimeError), a deflate stream cut up (zlib.error), a name flagged UTF-8
+    that is not (UnicodeDecodeError when the zip is opened)."""
+    def made(name: str, member: str, edit) -> Path:
+        buf = io.BytesIO()
+        with zipfile.ZipFile(buf, "w", zipfile.ZIP_DEFLATED) as zf:
+            zf.writestr("adapters.py", "")
+            zf.writestr(member, "x = 1\n" * 1000)
+        data = bytearray(buf.getvalue())
+        edit(data, data.rfind(b"PK\x03\x04"), data.rfind(b"PK\x01\x02"), member.encode())
+        (folder / name).write_bytes(bytes(data))
+        return folder / name
+
+    def encrypted(data, local, central, _):
+        data[local + 6] |= 1
+        data[central + 8] |= 1
+
+    def cut(data, local, central, name):
+        start = local + 30 + len(name)
+        data[start + 2:start + 12] = bytes(b ^ 0xFF for b in data[start + 2:start + 12])
+
+    def not_utf8(data, local, central, name):
+        for at in (local + 30, central + 46):
+            data[at:at + 2] = b"\xff\xfe"
+
+    return [made("encrypted.zip", "secret.py", encrypted), made("cut.zip", "big.py", cut), made("bad_name.zip", "\u00e9vil.py", not_utf8)]
+
+
+def test_a_zip_that_breaks_while_read_is_rejected_with_a_results_file(tmp_path):
+    from grader.batch import BatchOptions, grade_one
+    from grader.intake import Submission
+
+    for archive in _broken_zips(tmp_path):
+        with pytest.raises(Rejected, match="zip"):
+            safe_extract(archive, tmp_path / f"out_{archive.stem}")
+        assert not (tmp_path / f"out_{archive.stem}").exists()
+        row = grade_one(Submission(archive.stem, archive), BatchOptions(out=tmp_path / "graded"), run=None)
+        results = json.loads((tmp_path / "graded" / "results" / f"{archive.stem}.json").read_text())
+        assert row.error and "zip" in row.error and results["score"] == 0.0 and "zip" in results["output"], (row, results)
 
 
 def test_odd_and_colliding_names_get_safe_distinct_ones(tmp_path):
