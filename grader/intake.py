@@ -63,20 +63,23 @@ def student_name(raw: str) -> str:
 def discover(folder: Path) -> tuple[list[Submission], list[str]]:
     """Submissions in ``folder`` sorted by student name, and notes on entries ignored or
     renamed. Every submission gets a distinct safe name (:func:`student_name`; a second
-    ``alice`` -- say ``alice/`` and ``alice.zip`` -- becomes ``alice-2``, ignoring case)."""
-    subs, notes = [], []
-    taken: set[str] = set()
+    ``alice`` -- say ``alice/`` and ``alice.zip`` -- becomes ``alice-2``, ignoring case). An
+    entry named exactly its safe name keeps it: ``alice/`` stays ``alice`` beside ``!alice/`` or
+    ``alice!.zip`` (``alice-2``), whose row would otherwise carry the real alice's name."""
+    entries, notes = [], []
     for entry in sorted(folder.iterdir(), key=lambda p: p.name):
         if entry.name.startswith("."):
             continue
         is_zip = not entry.is_symlink() and entry.is_file() and entry.suffix.lower() == ".zip"
         if entry.is_symlink():
             notes.append(f"{entry.name!r}: a symbolic link, ignored")
-            continue
-        if not (entry.is_dir() or is_zip):
+        elif not (entry.is_dir() or is_zip):
             notes.append(f"{entry.name!r}: neither a folder nor a .zip, ignored")
-            continue
-        raw = entry.stem if is_zip else entry.name
+        else:
+            entries.append((entry, entry.stem if is_zip else entry.name))
+    subs: list[Submission] = []
+    taken: set[str] = set()
+    for entry, raw in sorted(entries, key=lambda e: student_name(e[1]) != e[1]):  # stable: by name within each
         name = base = student_name(raw)
         k = 2
         while name.lower() in taken:

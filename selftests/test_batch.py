@@ -371,6 +371,22 @@ def test_odd_and_colliding_names_get_safe_distinct_ones(tmp_path):
     assert any("graded as Jose_Ruiz_2" in n for n in notes)
 
 
+def test_a_name_that_only_becomes_a_students_name_never_takes_it(tmp_path):
+    """``!alice`` sorts before ``alice`` and is made ``alice`` too: the real alice keeps her
+    name (her row of grades.csv), the other gets ``alice-2`` (a friend's perfect copy handed
+    in as ``!alice`` scored alice's row)."""
+    from grader.intake import discover
+
+    for name in ("!alice", "alice", "-bob", "bob!", "zoe"):
+        (tmp_path / name).mkdir()
+    with zipfile.ZipFile(tmp_path / "+zoe.zip", "w") as zf:
+        zf.writestr("adapters.py", "")
+    subs, notes = discover(tmp_path)
+    by_source = {s.source.name: s.student for s in subs}
+    assert by_source == {"alice": "alice", "!alice": "alice-2", "-bob": "bob", "bob!": "bob-2", "zoe": "zoe", "+zoe.zip": "zoe-2"}
+    assert "'!alice': graded as alice-2" in notes and [s.student for s in subs] == sorted(by_source.values())
+
+
 def test_folders_are_copied_without_following_links_out(tmp_path):
     from grader.intake import copy_folder
 
