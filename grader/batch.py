@@ -122,13 +122,15 @@ def grade_one(sub: Submission, opts: BatchOptions, run=None) -> Row:
     ``run`` runs it elsewhere (``grader.cluster.ClusterRunner``) instead of :func:`_run_grade`."""
     results_path = opts.out / "results" / f"{sub.student}.json"
     report_path = opts.out / "reports" / f"{sub.student}.json"
-    if not opts.force and results_path.exists() and results_path.stat().st_mtime > sub.mtime():
+    source_path = report_path.with_suffix(".source")  # the entry graded under this name: a name can pass to another
+    if not opts.force and results_path.exists() and results_path.stat().st_mtime > sub.mtime() and _read(source_path) == sub.source.name:
         results, report = _read(results_path), _read_report(report_path)
         if results is not None and not (report is not None and report.stopped):  # else unreadable or stopped: grade again
             row = row_from_results(sub.student, results, report=report)
             row.skipped = True
             return row
     started = time.monotonic()
+    source_path.unlink(missing_ok=True)
     log = opts.out / "logs" / f"{sub.student}.log"
     try:
         root = _stage(sub, opts.out / "work" / sub.student)
@@ -140,7 +142,9 @@ def grade_one(sub: Submission, opts: BatchOptions, run=None) -> Row:
     except Rejected as err:
         write_json(results_path, failure_json(str(err), time.monotonic() - started))
         write_grade_report(report_path, GradeReport(error=str(err), seconds=round(time.monotonic() - started, 3)))
+        write_json(source_path, sub.source.name)
         return Row(sub.student, seconds=time.monotonic() - started, error=str(err))
+    write_json(source_path, sub.source.name)
     if results_path.stat().st_mtime < sub.mtime():  # keep "results newer than submission" true
         os.utime(results_path)
     return row_from_results(sub.student, results, seconds=time.monotonic() - started, report=_read_report(report_path))

@@ -536,3 +536,31 @@ def test_pip_caches_only_in_a_batch(tmp_path, monkeypatch, in_batch):
     install._pip(["--version"], tmp_path, time.monotonic() + 60)
     expected = {"PIP_CACHE_DIR": str(tmp_path)} if in_batch else {"PIP_NO_CACHE_DIR": "1"}
     assert {k: v for k, v in envs[0].items() if k in ("PIP_CACHE_DIR", "PIP_NO_CACHE_DIR")} == expected
+
+
+def test_a_rerun_reuses_results_only_for_the_entry_they_were_graded_for(tmp_path):
+    """Names are given over the whole folder: an entry added later can take a name another
+    entry was graded under (``alice/`` arriving beside ``!alice/``, graded as ``alice`` before).
+    Its results, newer than the newcomer's files (unpacked with their old times), are not its."""
+    from grader.batch import BatchOptions, grade_one
+    from grader.formats import write_json
+    from grader.intake import Submission
+
+    graded = []
+
+    def run(root, results_path, report_path, log, opts):  # stands for grade: a score per entry
+        graded.append(root.name)
+        write_json(results_path, {"score": {"!alice": 1.0, "alice": 7.0}[(root / "who").read_text()], "tests": []})
+        return 0
+
+    opts = BatchOptions(out=tmp_path / "out")
+    for name in ("!alice", "alice"):
+        (tmp_path / name).mkdir()
+        (tmp_path / name / "adapters.py").write_text("")
+        (tmp_path / name / "who").write_text(name)
+        for path in (tmp_path / name, *(tmp_path / name).iterdir()):
+            os.utime(path, (1_000_000_000, 1_000_000_000))
+    assert grade_one(Submission("alice", tmp_path / "!alice"), opts, run).total == 1.0
+    assert grade_one(Submission("alice", tmp_path / "!alice"), opts, run).skipped, "the same entry again: reused"
+    row = grade_one(Submission("alice", tmp_path / "alice"), opts, run)
+    assert (row.total, row.skipped, len(graded)) == (7.0, False, 2)
