@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from harness.printable import terminal_text
+
 from .report import GradeReport
 
 
@@ -56,7 +58,7 @@ def table(rows: list[tuple[str, Attention]], width: int = 60) -> list[str]:
     for student, a in marked:
         limits = ", ".join(f"{name} ({n})" for name, n in a.limits.items()) or "-"
         bugs = "-" if not a.known_bugs else _cut(a.known_bugs[0], width) + (f" (+{len(a.known_bugs) - 1} more)" if len(a.known_bugs) > 1 else "")
-        cells.append((student, limits, _cut("; ".join(a.errors), width) or "-", bugs))
+        cells.append((student, limits, _cut(terminal_text("; ".join(a.errors)), width) or "-", bugs))
     widths = [max(len(r[i]) for r in cells) for i in range(3)]
     lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in cells]
     lines.insert(1, "  " + "-" * (len(lines[0]) - 2))

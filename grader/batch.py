@@ -34,6 +34,7 @@ from pathlib import Path
 from harness import ROOT
 from harness import submission as S
 from harness.childenv import LEAKY, child_env
+from harness.printable import terminal_text
 from .attention import Attention, from_report
 from .attention import table as attention_table
 from .config import Config, ConfigError, load_config
@@ -293,7 +294,7 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
     marked = attention_table([(r.student, r.attention if r.attention or not r.error else Attention(errors=[r.error])) for r in rows])
     if marked:
         lines += ["", *marked]
-    return "\n".join(lines)
+    return terminal_text("\n".join(lines))  # errors quote the submission's messages: no escape sequence acts
 
 
 def _start(opts: BatchOptions, config: Config):
@@ -353,7 +354,7 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
             row = Row(sub.student, error=f"batch error: {type(err).__name__}: {err}")
         if not opts.quiet:
             state = "reused" if row.skipped else (f"not graded: {row.error}" if row.error else f"{row.seconds:.1f} s")
-            print(f"  {row.student}: {row.total:g} ({state})", flush=True)
+            print(terminal_text(f"  {row.student}: {row.total:g} ({state})"), flush=True)
         return row
 
     # one pip cache for the whole batch (grade --install-declared: a class declaring the same

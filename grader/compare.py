@@ -28,6 +28,7 @@ from pathlib import Path
 
 from harness import ROOT
 from harness.childenv import child_env
+from harness.printable import terminal_text
 from .feedback import first_divergence
 from .report import EntrySummary, GradeReport, ReportError, known_bug_line, read_grade_report
 from .request import GradeRequest
@@ -347,19 +348,18 @@ def all_lines(c: Comparison) -> list[str]:
 
 
 def terminal(c: Comparison, every_case: bool = False, max_lines: int = MAX_TERMINAL_LINES) -> str:
-    """What ``compare`` prints: headline, summary, diagnosis, then the failing tests (under
-    ``max_lines`` in all), or with ``every_case`` every case and every failure."""
+    """What ``compare`` prints: headline, summary, diagnosis, then the failing tests (under ``max_lines``
+    in all), or with ``every_case`` every case and every failure; the submission's text inert (terminal_text)."""
     out = headline(c) + [""] + summary_table(c)
     diag = diagnosis_lines(c)
     if diag:
         out += [""] + diag
-    if c.sub.error and not c.sub.tests:  # nothing was graded: no case to list
-        return "\n".join(out)
-    if every_case:
-        return "\n".join(out + [""] + all_lines(c))
-    if c.failing_tests:
+    graded = not (c.sub.error and not c.sub.tests)  # else nothing was graded: no case to list
+    if graded and every_case:
+        out += [""] + all_lines(c)
+    elif graded and c.failing_tests:
         out += [""] + failure_lines(c, max_lines - len(out) - 1)
-    return "\n".join(out)
+    return terminal_text("\n".join(out))
 
 
 def policy_titles(config: Path | None) -> dict[str, str]:

@@ -22,7 +22,7 @@ from pathlib import Path
 
 from harness import ROOT, gpt2_cache, hash_seed, use_shared_tiktoken_cache
 from harness.childenv import child_env
-from harness.printable import printable, utf8_safe
+from harness.printable import printable, terminal_text
 from sandbox import leftovers, proctree
 from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
@@ -126,7 +126,7 @@ def _share(seconds: float, budget: float) -> float:
 
 def _say(req: GradeRequest, text: str) -> None:
     if not req.quiet:
-        print(utf8_safe(text), flush=True)
+        print(terminal_text(text), flush=True)  # the submission's messages: no escape sequence acts
 
 
 def _isolation_available() -> bool:
@@ -220,7 +220,7 @@ def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
 
 
 def fail(req: GradeRequest, reason: str, code: int, started: float, stopped: str | None = None) -> int:
-    print(f"grade: {utf8_safe(reason)}", file=sys.stderr, flush=True)
+    print(f"grade: {terminal_text(reason)}", file=sys.stderr, flush=True)
     write_json(req.results, failure_json(reason, time.monotonic() - started))
     if req.report:
         write_grade_report(req.report, GradeReport(error=reason, seconds=round(time.monotonic() - started, 3), stopped=stopped))
@@ -230,7 +230,7 @@ def fail(req: GradeRequest, reason: str, code: int, started: float, stopped: str
 def harness_failed(req: GradeRequest, reason: str, started: float) -> int:
     """Grading could not run for a reason that is the harness's, not the submission's: exit 1,
     and a results file that says so, with no score (Gradescope shows the output, not a 0)."""
-    print(f"grade: {utf8_safe(reason)}", file=sys.stderr, flush=True)
+    print(f"grade: {terminal_text(reason)}", file=sys.stderr, flush=True)
     seconds = round(time.monotonic() - started, 1)
     write_json(req.results, {
         "execution_time": seconds,

@@ -38,6 +38,18 @@ def printable(text: str, limit: int | None = None) -> str:
     return text
 
 
+def terminal_text(text: str) -> str:
+    """``text`` as a terminal or a text file shows it literally: its lines and tabs kept,
+    every other control, format or line-separator character and every lone surrogate shown
+    as an escape, as in :func:`printable` (a submission's exception message holding
+    ``\\x1b]0;...`` or ``\\x1b[2J`` can neither retitle nor clear the instructor's terminal)."""
+    text = str(text)
+    if text.replace("\n", "").replace("\t", "").isprintable():  # quick: nothing to escape in most texts
+        return text
+    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in _ESCAPED_CATEGORIES else escape_char(ch)
+                   for ch in text)
+
+
 def utf8_safe(text: str) -> str:
     """``text`` with only its lone surrogates escaped (``\\xNN`` / ``\\udXXX``), so that it
     can be written as UTF-8 whatever it holds; everything else stays as it is."""

@@ -564,3 +564,19 @@ def test_a_rerun_reuses_results_only_for_the_entry_they_were_graded_for(tmp_path
     assert grade_one(Submission("alice", tmp_path / "!alice"), opts, run).skipped, "the same entry again: reused"
     row = grade_one(Submission("alice", tmp_path / "alice"), opts, run)
     assert (row.total, row.skipped, len(graded)) == (7.0, False, 2)
+
+
+def test_summary_shows_a_submissions_escape_sequences_literally():
+    """An import error quoting the submission's message (the attention table) and a reason it
+    could not be graded reach the terminal and summary.txt: shown, never run."""
+    from grader.attention import Attention
+    from grader.batch import Row, summary
+    from grader.config import load_config
+    from grader.policies import DEFAULT_POLICY
+
+    hostile = "\x1b]0;PWNED\x07\x1b[2J\x1b[32mALL TESTS PASSED\x1b[0m\r\x9b2J"
+    rows = [Row("ansi_import", attention=Attention(errors=[f"adapters.py could not be imported: RuntimeError: {hostile}"])),
+            Row("bad_zip", error=f"the zip could not be extracted: {hostile}")]
+    text = summary(rows, load_config(DEFAULT_POLICY), [])
+    assert "\x1b" not in text and "\x9b" not in text and "\r" not in text
+    assert "RuntimeError: \\x1b]0;PWN" in text and "extracted: \\x1b]0;PWNED" in text

@@ -354,3 +354,13 @@ def test_the_report_names_the_function_a_case_found_not_written(tmp_path):
     run = run_grade(tmp_path, tests=[test], report=True, quiet=True, self_checked=True)
     cases = [t for t in run.report_data()["tests"] if t["nodeid"].startswith(test + "[")]
     assert cases and all(t["not_implemented"] == "merge" for t in cases), run.context()
+
+
+def test_terminal_shows_a_submissions_escape_sequences_literally():
+    """A submission's exception message in the first difference retitles or clears nothing."""
+    hostile = "E   ValueError: \x1b]0;PWNED\x07\x1b[2J\x1b[32mALL TESTS PASSED\x1b[0m\r\x9b2J"
+    sub = report({"first": [("tests/public/test_a.py::test_merge[0]", "failed", hostile)]})
+    for every_case in (False, True):
+        text = C.terminal(build(sub, passing(sub), "eve"), every_case)
+        assert "\x1b" not in text and "\x9b" not in text and "\r" not in text
+        assert "ValueError: \\x1b]0;PWNED\\x07\\x1b[2J" in text

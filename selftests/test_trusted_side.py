@@ -13,16 +13,17 @@ import threading
 import time
 import unicodedata
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from grader.grade import GradeRequest, RunStopped, run_tests, submission_notes
+from grader.grade import GradeRequest, RunStopped, _say, run_tests, submission_notes
 from grader.journal import Journal, journal_path, replay
 from grader.formats import write_json, write_junit
 from grader.report import Case, RunReport
-from harness.printable import printable
+from harness.printable import printable, terminal_text
 from harness.submission import missing_packages
 from harness.recording import BUDGET, MAX_ITEMS, CallLog, Large, weight
 from harness.wire import dumps as wire_dumps
@@ -202,3 +203,30 @@ def test_results_and_junit_files_are_written_whatever_the_text_holds(tmp_path, t
     import xml.etree.ElementTree as ET
 
     ET.parse(tmp_path / "j.xml")
+
+
+# ---- what the instructor's terminal shows ------------------------------------------------
+
+HOSTILE = "\x1b]0;PWNED\x07\x1b[2J\x1b[32mALL TESTS PASSED\x1b[0m\r\x9b2J\u202eexe.txt\u2028\udcff"
+
+
+@given(st.text(max_size=400))
+def test_terminal_text_keeps_lines_and_tabs_and_escapes_every_other_unsafe_character(text):
+    shown = terminal_text(text)
+    assert not any(unicodedata.category(ch) in UNSAFE for ch in shown if ch not in "\n\t")
+    assert shown.count("\n") == text.count("\n") and shown.count("\t") == text.count("\t")
+    shown.encode("utf-8")  # no lone surrogate left
+
+
+@given(st.text(alphabet=st.characters(blacklist_categories=("Cc", "Cf", "Cs", "Zl", "Zp")) | st.sampled_from("\n\t"), max_size=50))
+def test_terminal_text_leaves_ordinary_text_as_it_is(text):
+    assert terminal_text(text) == text
+
+
+def test_grade_prints_a_submissions_escape_sequences_literally(capsys):
+    """An exception message the submission raised (ESC ] 0 retitles the terminal, ESC [ 2 J
+    clears it) reaches grade's "look at these first" lines and batch's logs: shown, not run."""
+    _say(SimpleNamespace(quiet=False), f"1. merge: -1 of 1 points\n   ValueError: {HOSTILE}")
+    out = capsys.readouterr().out
+    assert "\x1b" not in out and "\x9b" not in out and "\r" not in out and "\u202e" not in out
+    assert "ValueError: \\x1b]0;PWNED\\x07\\x1b[2J\\x1b[32mALL TESTS PASSED" in out and out.count("\n") == 2
