@@ -313,12 +313,20 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     return None
 
 
+def grading_log(results: Path) -> Path:
+    """Where the test run's output goes, beside the results file: ``grading.log`` beside a
+    ``results.json`` (Gradescope's name), ``NAME.grading.log`` beside any other ``NAME.json``,
+    so that gradings sharing a folder (``batch``'s ``results/alice.json``, ``results/bob.json``,
+    two at a time) never write one log."""
+    return results.parent / ("grading.log" if results.stem == "results" else f"{results.stem}.grading.log")
+
+
 def _run_suite(req: GradeRequest, config: Config, seed: int, started: float, packages: Path | None) -> tuple[int | RunStopped, RunReport, Path] | int:
     """Run the suite in a pytest subprocess (``packages``: installed for the submission): its exit status (or why it was stopped, see
     :func:`run_tests`), its report and the temporary folder it ran in (gone by now); or the
     exit status of a failure, results written."""
     env = suite_env(seed)
-    log_path = req.results.parent / "grading.log"
+    log_path = grading_log(req.results)
     log_path.parent.mkdir(parents=True, exist_ok=True)
     _say(req, f"grading {req.submission or req.impl} (seed {seed}) ...")
     with tempfile.TemporaryDirectory(prefix="bpe-grade-") as tmp:

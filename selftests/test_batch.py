@@ -22,6 +22,7 @@ import pytest
 
 from harness.childenv import child_env
 from grader.attention import from_report
+from grader.grade import grading_log
 from grader.grading_plugin import LIMIT_MARKERS, note_failure
 from grader.intake import Rejected, safe_extract
 from grader.report import LIMITS, Case, GradeReport, ScoredCase
@@ -580,3 +581,12 @@ def test_summary_shows_a_submissions_escape_sequences_literally():
     text = summary(rows, load_config(DEFAULT_POLICY), [])
     assert "\x1b" not in text and "\x9b" not in text and "\r" not in text
     assert "RuntimeError: \\x1b]0;PWN" in text and "extracted: \\x1b]0;PWNED" in text
+
+
+def test_gradings_sharing_a_results_folder_write_logs_of_their_own():
+    # batch's results/alice.json and results/bob.json, graded two at a time, wrote one
+    # results/grading.log between them; grade's own results.json keeps grading.log beside it
+    assert grading_log(Path("out/results.json")) == Path("out/grading.log")
+    logs = {grading_log(Path(f"out/results/{name}.json")) for name in ("alice", "bob", "grading")}
+    assert logs == {Path("out/results/alice.grading.log"), Path("out/results/bob.grading.log"),
+                    Path("out/results/grading.grading.log")}
