@@ -57,25 +57,38 @@ def in_import() -> bool:
     return FINDER.importing or import_running()
 
 
-class StandIn:
-    """Any name read from a stand-in module."""
+class StandInType(type):
+    """The metaclass of every stand-in: any name read from a stand-in module is a class of it.
 
-    def __init__(self, name: str) -> None:
-        object.__setattr__(self, "_name", name)
+    A class, not an instance, because annotation libraries the submission has really installed
+    take the names of a stood-in package as types: jaxtyping's ``Float[Tensor, "d_in"]`` (the
+    real jaxtyping, installed for a CS336 repository, over a stand-in ``torch``) calls
+    ``issubclass(Tensor, ...)``, which refused an instance with ``TypeError: issubclass() arg 1
+    must be a class`` and failed the import of every model module annotated that way. A class
+    of the submission's deriving from a stand-in (``class Linear(nn.Module)``) is a plain class,
+    the stand-ins left out of its bases, as before."""
 
-    def __getattr__(self, attr: str) -> "StandIn":
+    def __new__(mcls, name: str, bases: tuple, namespace: dict, **kwargs: Any):
+        if namespace.get("__stand_in__"):  # made by stand_in()
+            return super().__new__(mcls, name, bases, namespace)
+        kept = tuple(b for b in bases if not isinstance(b, StandInType)) or (object,)
+        return types.new_class(name, kept, kwargs, lambda ns: ns.update(namespace))
+
+    def __getattr__(cls, attr: str) -> "StandInType":
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
-        return StandIn(f"{self._name}.{attr}")
+        child = stand_in(f"{cls._name}.{attr}")
+        type.__setattr__(cls, attr, child)  # the same object each time it is read, as a real module's
+        return child
 
-    def _unavailable(self) -> ModuleNotFoundError:
-        package = self._name.partition(".")[0]
+    def _unavailable(cls) -> ModuleNotFoundError:
+        package = cls._name.partition(".")[0]
         return ModuleNotFoundError(missing_message(package), name=package)
 
-    def __call__(self, *args: Any, **kwargs: Any) -> "StandIn":
+    def __call__(cls, *args: Any, **kwargs: Any) -> "StandInType":
         if not in_import():
-            raise self._unavailable()
-        return StandIn(f"{self._name}()")
+            raise cls._unavailable()
+        return stand_in(f"{cls._name}()")
 
     # What a stand-in made at import time (``RichHandler(level="INFO")`` added to a logger) meets
     # later, when the code runs: compared (``record.levelno >= handler.level``), counted, iterated,
@@ -83,45 +96,54 @@ class StandIn:
     # a TypeError about a class of the harness. While the submission is imported, comparisons and
     # arithmetic stay unsupported (TypeError, as before) and iteration is refused instead of
     # running forever through ``__getitem__``.
-    def _operand(self, other: Any) -> Any:
+    def _operand(cls, other: Any) -> Any:
         if in_import():
             return NotImplemented
-        raise self._unavailable()
+        raise cls._unavailable()
 
     __lt__ = __le__ = __gt__ = __ge__ = _operand
     __add__ = __radd__ = __sub__ = __rsub__ = __mul__ = __rmul__ = _operand
     __truediv__ = __rtruediv__ = __floordiv__ = __rfloordiv__ = __mod__ = __rmod__ = _operand
 
-    def _conversion(self) -> Any:
+    def _conversion(cls) -> Any:
         if in_import():
-            raise TypeError(f"{self!r} cannot be iterated, counted or converted")
-        raise self._unavailable()
+            raise TypeError(f"{cls!r} cannot be iterated, counted or converted")
+        raise cls._unavailable()
 
     __iter__ = __len__ = __int__ = __float__ = __index__ = _conversion
 
-    def __bool__(self) -> bool:  # true, as any object (``__len__`` above would otherwise decide)
+    def __bool__(cls) -> bool:  # true, as any object (``__len__`` above would otherwise decide)
         return True
 
-    def __getitem__(self, key: Any) -> "StandIn":
-        return self
+    def __getitem__(cls, key: Any) -> "StandInType":
+        return cls
 
-    def __or__(self, other: Any) -> "StandIn":
-        return self
+    def __or__(cls, other: Any) -> "StandInType":
+        return cls
 
     __ror__ = __or__
 
-    def __mro_entries__(self, bases: tuple) -> tuple:
-        return (object,)
+    def __repr__(cls) -> str:
+        return f"<stand-in for {cls._name}: not installed>"
 
-    def __repr__(self) -> str:
-        return f"<stand-in for {self._name}: not installed>"
+
+def stand_in(name: str) -> StandInType:
+    """A stand-in for ``name`` (``torch.nn.Module``), read from a stand-in module."""
+    short = name.rpartition(".")[2].replace("()", "") or name
+    return StandInType(short, (), {"__stand_in__": True, "_name": name, "__module__": name.partition(".")[0],
+                                   "__qualname__": short})
+
+
+StandIn = stand_in  # the name it had as a class
 
 
 class StandInModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__") and attr.endswith("__"):
             raise AttributeError(attr)
-        return StandIn(f"{self.__name__}.{attr}")
+        child = stand_in(f"{self.__name__}.{attr}")
+        setattr(self, attr, child)  # the same object each time it is read, as a real module's
+        return child
 
 
 def import_running() -> bool:

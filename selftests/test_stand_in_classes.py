@@ -1,0 +1,146 @@
+"""A name read from a stand-in is a class, so annotation libraries take it as a type.
+
+CS336 model modules annotate with jaxtyping over torch (``def forward(self, x: Float[Tensor,
+"... d_in"])``, evaluated when the module is imported unless it has ``from __future__ import
+annotations``), and a CS336 package's ``__init__.py`` often imports them. Graded with the
+packages the repository declares installed (the CS336 policy's default), jaxtyping is the real
+one while torch, never installed, is a stand-in: jaxtyping calls ``issubclass(Tensor, ...)``,
+which refused the stand-in (an instance) with ``TypeError: issubclass() arg 1 must be a class``,
+so ``tests/adapters.py`` could not be imported and a correct tokenizer scored 0 of 100
+(found field-testing a starter-shaped repository, 2026-11-27). The submission here does what
+jaxtyping does with an ``abc`` class of its own (jaxtyping itself is not a dependency of the
+grader), isolated and in-process, and the real jaxtyping is checked too where it is installed.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import sys
+from pathlib import Path
+
+import pytest
+
+from harness.impl import Implementation, LocalBackend
+from harness.stand_in_objects import FINDER, missing_message
+
+ABSENT = "bpe_selftest_absent_torch"  # installed nowhere: stood in like torch
+MODEL = f'''import abc
+
+import {ABSENT}
+import {ABSENT}.nn as nn
+from {ABSENT} import Tensor
+
+
+class AbstractArray(abc.ABC):  # what jaxtyping's Float[...] checks its array type against
+    pass
+
+
+def Float(array_type, dims):
+    if array_type is not None and issubclass(array_type, AbstractArray):
+        raise AssertionError("a stand-in is no jaxtyping array")
+    return array_type
+
+
+class Linear(nn.Module):
+    def __init__(self, d_in: int, d_out: int):
+        super().__init__()
+        self.shape = (d_out, d_in)
+
+    def forward(self, x: Float(Tensor, "... d_in")) -> Float(Tensor, "... d_out"):
+        return {ABSENT}.einsum(x)
+
+
+LAYER = Linear(2, 3)  # a plain class of the submission's: it runs
+assert LAYER.shape == (3, 2) and isinstance(LAYER, object) and not isinstance([], Tensor)
+'''
+INIT = "from cs336_basics.model import Linear  # noqa: F401\n"
+TRAIN = '''def train_bpe(input_path, vocab_size, special_tokens):
+    with open(input_path, encoding="utf-8") as f:
+        f.read()
+    vocab = {i: bytes([i]) for i in range(256)}
+    for tok in special_tokens:
+        vocab[len(vocab)] = tok.encode("utf-8")
+    return vocab, []
+'''
+ADAPTERS = f'''from __future__ import annotations
+
+import {ABSENT}  # noqa: F401
+from cs336_basics.train import train_bpe
+
+
+def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):
+    return train_bpe(input_path, vocab_size, special_tokens)
+
+
+def run_linear(d_in, d_out, weights, in_features):
+    from cs336_basics.model import Linear
+
+    return Linear(d_in, d_out).forward(in_features)
+'''
+
+
+def build(dest: Path) -> Path:
+    files = {"cs336_basics/__init__.py": INIT, "cs336_basics/model.py": MODEL, "cs336_basics/train.py": TRAIN,
+             "tests/__init__.py": "", "tests/adapters.py": ADAPTERS,
+             "pyproject.toml": '[project]\nname = "cs336_basics"\nversion = "1.0.6"\n'}
+    for rel, text in files.items():
+        (dest / rel).parent.mkdir(parents=True, exist_ok=True)
+        (dest / rel).write_text(text, encoding="utf-8")
+    return dest
+
+
+def backend_for(sub: Path, isolate: bool):
+    from sandbox.backend import WorkerBackend
+
+    return WorkerBackend("student", sub) if isolate else LocalBackend("student", sub)
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_a_model_module_annotated_with_a_stand_in_as_a_type_imports_and_the_trainer_runs(tmp_path, isolate):
+    if importlib.util.find_spec(ABSENT) is not None:
+        pytest.skip(f"{ABSENT} is installed here")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower lowest<|endoftext|>", encoding="utf-8")
+    backend = backend_for(build(tmp_path / "sub"), isolate)
+    try:
+        vocab, merges = Implementation(backend).run_train_bpe(str(corpus), 300, ["<|endoftext|>"])
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    assert len(vocab) == 257 and merges == []
+
+
+def test_a_stand_in_is_a_class_that_still_fails_naming_its_package_when_used(monkeypatch):
+    monkeypatch.setattr(FINDER, "packages", [ABSENT])
+    monkeypatch.setattr(FINDER, "importing", True)
+    monkeypatch.setattr(FINDER, "made", [])
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, FINDER])
+    try:
+        module = importlib.import_module(ABSENT)
+        tensor = module.Tensor
+        assert isinstance(tensor, type) and module.Tensor is tensor
+        assert not issubclass(tensor, int) and tensor[int, "d"] is tensor and (tensor | None) is tensor
+        FINDER.importing = False
+        with pytest.raises(ModuleNotFoundError, match="your code uses"):
+            module.zeros(3)
+        with pytest.raises(ModuleNotFoundError) as caught:
+            tensor()
+        assert missing_message(ABSENT) in str(caught.value)
+    finally:
+        for name in [n for n in sys.modules if n.partition(".")[0] == ABSENT]:
+            del sys.modules[name]
+
+
+def test_the_real_jaxtyping_takes_a_stand_in_as_its_array_type(monkeypatch):
+    jaxtyping = pytest.importorskip("jaxtyping")
+    monkeypatch.setattr(FINDER, "packages", [ABSENT])
+    monkeypatch.setattr(FINDER, "importing", True)
+    monkeypatch.setattr(FINDER, "made", [])
+    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, FINDER])
+    try:
+        module = importlib.import_module(ABSENT)
+        assert jaxtyping.Float[module.Tensor, "... d_in"] is not None
+    finally:
+        for name in [n for n in sys.modules if n.partition(".")[0] == ABSENT]:
+            del sys.modules[name]
