@@ -89,6 +89,13 @@ def build(dest: Path) -> Path:
     return dest
 
 
+@pytest.fixture(autouse=True)
+def _path_kept(monkeypatch):
+    # an in-process load puts the submission's folder first on sys.path, where its own `tests`
+    # package would then answer later imports of this project's `tests` in this process
+    monkeypatch.setattr(sys, "path", list(sys.path))
+
+
 def backend_for(sub: Path, isolate: bool):
     from sandbox.backend import WorkerBackend
 
