@@ -85,7 +85,7 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
         module, missing = import_adapters(str(root), layout.adapters, f"adapters_{impl}", scoped=True,
                                           only=graded_names(root, impl))
     except Exception as err:  # the submission's own import-time error, reported as such
-        message = V.describe_import_error(err) + import_hint(root)
+        message = V.describe_import_error(err, base=str(root)) + import_hint(root)
         raise BrokenImplementation(f"{layout.adapters} could not be imported: {message}") from None
     finally:
         if previous is None:

@@ -138,8 +138,9 @@ def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
 
 
 def describe_import_error(err: BaseException, *, short_paths: bool = False, base: str | None = None) -> str:
-    """One line naming the file and line of an error raised while importing a submission;
-    ``short_paths`` shows paths relative to ``base`` (the submission's copy in the isolated
+    """One line naming the file and line of an error raised while importing a submission (an
+    error raised in a library it called, jaxtyping or json, also names the submission's own line
+    that called it, given ``base``, the submission's folder); ``short_paths`` shows paths relative to ``base`` (the submission's copy in the isolated
     worker, whose own paths mean nothing to a student), or file names without one."""
 
     def name(path: str | None) -> str:
@@ -153,14 +154,20 @@ def describe_import_error(err: BaseException, *, short_paths: bool = False, base
     if isinstance(err, SyntaxError):
         return f"SyntaxError in {name(err.filename)}, line {err.lineno}: {err.msg}"
     tb = err.__traceback__
-    where = ""
+    where = own = ""  # the innermost frame, and the innermost of the submission's own files
+    inside = os.path.realpath(base).rstrip("/") + "/" if base else None
     while tb is not None:
-        where = f" ({name(tb.tb_frame.f_code.co_filename)}, line {tb.tb_lineno})"
+        filename = tb.tb_frame.f_code.co_filename
+        where = f"{name(filename)}, line {tb.tb_lineno}"
+        if inside and os.path.realpath(filename).startswith(inside):
+            own = where
         tb = tb.tb_next
+    if own and own != where:  # raised in a library the submission called: its own line first
+        where = f"{own}; raised in {where}"
     message = str(err)
     if short_paths and base:
         message = message.replace(base.rstrip("/") + "/", "")
-    return f"{type(err).__name__}: {message}{where}"
+    return f"{type(err).__name__}: {message}" + (f" ({where})" if where else "")
 
 
 def only(items: Any, kind: type) -> bool:

@@ -151,3 +151,26 @@ def test_the_real_jaxtyping_takes_a_stand_in_as_its_array_type(monkeypatch):
     finally:
         for name in [n for n in sys.modules if n.partition(".")[0] == ABSENT]:
             del sys.modules[name]
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_an_import_error_raised_in_a_library_names_the_submissions_line_that_called_it(tmp_path, isolate):
+    # before: only the innermost frame, a file of the library (`_array_types.py, line 563`),
+    # never which of the submission's files and lines called it
+    from harness.impl import BrokenImplementation
+
+    sub = build(tmp_path / "sub")
+    (sub / "cs336_basics" / "model.py").write_text('import json\n\nCONFIG = json.loads("{")\n', encoding="utf-8")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower", encoding="utf-8")
+    backend = backend_for(sub, isolate)
+    try:
+        with pytest.raises(BrokenImplementation) as caught:
+            Implementation(backend).run_train_bpe(str(corpus), 300, ["<|endoftext|>"])
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    message = str(caught.value)
+    assert "could not be imported: JSONDecodeError" in message, message
+    assert "model.py, line 3; raised in " in message and "decoder.py, line " in message, message
