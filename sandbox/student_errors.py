@@ -38,6 +38,19 @@ def compiled_code(message: str) -> str:
     return message if found is None else message.replace(found.group(0), COMPILED_MESSAGE.format(found.group(1)))
 
 
+class _KeyError(KeyError):
+    """A submission's ``KeyError``, rebuilt from its message: ``str(KeyError(50257))`` is
+    ``50257`` already, and ``KeyError("50257")`` would show it quoted again, ``KeyError:
+    '50257'``, as if the submission had looked up the string."""
+
+    def __str__(self) -> str:
+        return str(self.args[0]) if self.args else ""
+
+
+_KeyError.__name__ = _KeyError.__qualname__ = "KeyError"
+_KeyError.__module__ = "builtins"
+
+
 def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException:
     """The exception a submission raised in the worker (``info`` as the worker described it),
     rebuilt here as a built-in exception class of the same name or its nearest built-in base,
@@ -64,7 +77,7 @@ def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException
         err = None
         for candidate in [cls, *cls.__mro__[1:]]:
             try:
-                err = candidate(message)
+                err = _KeyError(message) if candidate is KeyError else candidate(message)
                 break
             except Exception:
                 continue

@@ -174,3 +174,23 @@ def test_an_import_error_raised_in_a_library_names_the_submissions_line_that_cal
     message = str(caught.value)
     assert "could not be imported: JSONDecodeError" in message, message
     assert "model.py, line 3; raised in " in message and "decoder.py, line " in message, message
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_a_key_error_of_the_submission_shows_its_key_as_it_was(tmp_path, isolate):
+    # isolated, KeyError(50257) was rebuilt from its message as KeyError('50257'): shown
+    # `KeyError: '50257'`, as if the submission had looked up a string (a decode of an unknown id)
+    sub = build(tmp_path / "sub")
+    (sub / "cs336_basics" / "train.py").write_text(
+        "def train_bpe(input_path, vocab_size, special_tokens):\n    return {}[vocab_size]\n", encoding="utf-8")
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower", encoding="utf-8")
+    backend = backend_for(sub, isolate)
+    try:
+        with pytest.raises(KeyError) as caught:
+            Implementation(backend).run_train_bpe(str(corpus), 50257, ["<|endoftext|>"])
+    finally:
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    assert str(caught.value) == "50257" and caught.exconly().splitlines()[0] == "KeyError: 50257", caught.exconly()
