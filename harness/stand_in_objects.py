@@ -134,9 +134,6 @@ def stand_in(name: str) -> StandInType:
                                    "__qualname__": short})
 
 
-StandIn = stand_in  # the name it had as a class
-
-
 class StandInModule(types.ModuleType):
     def __getattr__(self, attr: str) -> Any:
         if attr.startswith("__") and attr.endswith("__"):
