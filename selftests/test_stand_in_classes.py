@@ -20,7 +20,7 @@ from pathlib import Path
 
 import pytest
 
-from harness.impl import Implementation, LocalBackend
+from harness.impl import BrokenImplementation, Implementation, LocalBackend
 from harness.stand_in_objects import FINDER, missing_message
 
 ABSENT = "bpe_selftest_absent_torch"  # installed nowhere: stood in like torch
@@ -118,60 +118,59 @@ def test_a_model_module_annotated_with_a_stand_in_as_a_type_imports_and_the_trai
     assert len(vocab) == 257 and merges == []
 
 
-def test_a_stand_in_is_a_class_that_still_fails_naming_its_package_when_used(monkeypatch):
+@pytest.fixture
+def stood_in(monkeypatch):
+    """The stand-in module for ``ABSENT``, imported as the submission's import would get it."""
     monkeypatch.setattr(FINDER, "packages", [ABSENT])
     monkeypatch.setattr(FINDER, "importing", True)
     monkeypatch.setattr(FINDER, "made", [])
     monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, FINDER])
     try:
-        module = importlib.import_module(ABSENT)
-        tensor = module.Tensor
-        assert isinstance(tensor, type) and module.Tensor is tensor
-        assert not issubclass(tensor, int) and tensor[int, "d"] is tensor and (tensor | None) is tensor
-        FINDER.importing = False
-        with pytest.raises(ModuleNotFoundError, match="your code uses"):
-            module.zeros(3)
-        with pytest.raises(ModuleNotFoundError) as caught:
-            tensor()
-        assert missing_message(ABSENT) in str(caught.value)
+        yield importlib.import_module(ABSENT)
     finally:
         for name in [n for n in sys.modules if n.partition(".")[0] == ABSENT]:
             del sys.modules[name]
 
 
-def test_the_real_jaxtyping_takes_a_stand_in_as_its_array_type(monkeypatch):
+def test_a_stand_in_is_a_class_that_still_fails_naming_its_package_when_used(stood_in):
+    tensor = stood_in.Tensor
+    assert isinstance(tensor, type) and stood_in.Tensor is tensor
+    assert not issubclass(tensor, int) and tensor[int, "d"] is tensor and (tensor | None) is tensor
+    FINDER.importing = False
+    with pytest.raises(ModuleNotFoundError, match="your code uses"):
+        stood_in.zeros(3)
+    with pytest.raises(ModuleNotFoundError) as caught:
+        tensor()
+    assert missing_message(ABSENT) in str(caught.value)
+
+
+def test_the_real_jaxtyping_takes_a_stand_in_as_its_array_type(stood_in):
     jaxtyping = pytest.importorskip("jaxtyping")
-    monkeypatch.setattr(FINDER, "packages", [ABSENT])
-    monkeypatch.setattr(FINDER, "importing", True)
-    monkeypatch.setattr(FINDER, "made", [])
-    monkeypatch.setattr(sys, "meta_path", [*sys.meta_path, FINDER])
+    assert jaxtyping.Float[stood_in.Tensor, "... d_in"] is not None
+
+
+def training_fails(tmp_path, sub, isolate: bool, vocab_size: int, raises: type) -> pytest.ExceptionInfo:
+    """``sub`` trained on a small corpus (isolated or in-process) raises ``raises``: its info."""
+    corpus = tmp_path / "corpus.txt"
+    corpus.write_text("low lower", encoding="utf-8")
+    backend = backend_for(sub, isolate)
     try:
-        module = importlib.import_module(ABSENT)
-        assert jaxtyping.Float[module.Tensor, "... d_in"] is not None
+        with pytest.raises(raises) as caught:
+            Implementation(backend).run_train_bpe(str(corpus), vocab_size, ["<|endoftext|>"])
     finally:
-        for name in [n for n in sys.modules if n.partition(".")[0] == ABSENT]:
-            del sys.modules[name]
+        close = getattr(backend, "close", None)
+        if close is not None:
+            close()
+    return caught
 
 
 @pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
 def test_an_import_error_raised_in_a_library_names_the_submissions_line_that_called_it(tmp_path, isolate):
     # before: only the innermost frame, a file of the library (`_array_types.py, line 563`),
     # never which of the submission's files and lines called it
-    from harness.impl import BrokenImplementation
-
     sub = build(tmp_path / "sub")
     (sub / "cs336_basics" / "model.py").write_text('import json\n\nCONFIG = json.loads("{")\n', encoding="utf-8")
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("low lower", encoding="utf-8")
-    backend = backend_for(sub, isolate)
-    try:
-        with pytest.raises(BrokenImplementation) as caught:
-            Implementation(backend).run_train_bpe(str(corpus), 300, ["<|endoftext|>"])
-    finally:
-        close = getattr(backend, "close", None)
-        if close is not None:
-            close()
-    message = str(caught.value)
+    message = str(training_fails(tmp_path, sub, isolate, 300, BrokenImplementation).value)
     assert "could not be imported: JSONDecodeError" in message, message
     assert "model.py, line 3; raised in " in message and "decoder.py, line " in message, message
 
@@ -183,14 +182,5 @@ def test_a_key_error_of_the_submission_shows_its_key_as_it_was(tmp_path, isolate
     sub = build(tmp_path / "sub")
     (sub / "cs336_basics" / "train.py").write_text(
         "def train_bpe(input_path, vocab_size, special_tokens):\n    return {}[vocab_size]\n", encoding="utf-8")
-    corpus = tmp_path / "corpus.txt"
-    corpus.write_text("low lower", encoding="utf-8")
-    backend = backend_for(sub, isolate)
-    try:
-        with pytest.raises(KeyError) as caught:
-            Implementation(backend).run_train_bpe(str(corpus), 50257, ["<|endoftext|>"])
-    finally:
-        close = getattr(backend, "close", None)
-        if close is not None:
-            close()
+    caught = training_fails(tmp_path, sub, isolate, 50257, KeyError)
     assert str(caught.value) == "50257" and caught.exconly().splitlines()[0] == "KeyError: 50257", caught.exconly()
