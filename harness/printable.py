@@ -32,7 +32,7 @@ def printable(text: str, limit: int | None = None) -> str:
     if limit is not None and len(text) > 4 * limit:
         text = text[: 4 * limit]  # escapes at most quadruple what is kept: never escape more
     if not text.isprintable():  # quick: nothing to escape in most texts
-        text = "".join(escape_char(ch) if unicodedata.category(ch) in _ESCAPED_CATEGORIES else ch for ch in text)
+        text = _escaped(text)
     if limit is not None and len(text) > limit:
         text = text[: max(limit - 1, 0)] + "…"
     return text
@@ -46,7 +46,12 @@ def terminal_text(text: str) -> str:
     text = str(text)
     if text.replace("\n", "").replace("\t", "").isprintable():  # quick: nothing to escape in most texts
         return text
-    return "".join(ch if ch in "\n\t" or unicodedata.category(ch) not in _ESCAPED_CATEGORIES else escape_char(ch)
+    return _escaped(text, keep="\n\t")
+
+
+def _escaped(text: str, keep: str = "") -> str:
+    """``text`` with every character of :data:`_ESCAPED_CATEGORIES` but those in ``keep`` escaped."""
+    return "".join(escape_char(ch) if ch not in keep and unicodedata.category(ch) in _ESCAPED_CATEGORIES else ch
                    for ch in text)
 
 
