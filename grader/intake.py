@@ -134,10 +134,6 @@ def _check_paths(infos: list[zipfile.ZipInfo]) -> None:
             raise Rejected(f"the zip entry {_shown(info)} points outside the submission")
 
 
-def _left_out_folder(part: str) -> bool:
-    return part in S.SKIP_DIRS or part.endswith(".egg-info")
-
-
 def _graded_entries(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
     """The members outside the folders grading's copy leaves out (caches, ``.git``, virtual
     environments by name or by their ``pyvenv.cfg``), as :func:`harness.submission.scan` does;
@@ -146,7 +142,7 @@ def _graded_entries(infos: list[zipfile.ZipInfo]) -> list[zipfile.ZipInfo]:
     venvs = {p[:-1] for p in parts if len(p) > 1 and p[-1] == "pyvenv.cfg"}
 
     def left_out(folder: tuple[str, ...]) -> bool:
-        return folder in venvs or _left_out_folder(folder[-1])
+        return folder in venvs or S.left_out_by_name(folder[-1])
 
     def graded(info: zipfile.ZipInfo, path: tuple[str, ...]) -> bool:
         inside = any(left_out(path[:k]) for k in range(1, len(path)))

@@ -122,6 +122,12 @@ def _shown(path: str) -> str:
     return printable(path, MAX_NAME)
 
 
+def left_out_by_name(name: str) -> bool:
+    """A folder the graded copy leaves out by its name alone (:data:`SKIP_DIRS`, ``*.egg-info``);
+    a virtual environment under another name is known by its ``pyvenv.cfg``."""
+    return name in SKIP_DIRS or name.endswith(".egg-info")
+
+
 def _is_venv(path: str) -> bool:
     return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
 
@@ -197,7 +203,7 @@ class _Walk:
             else:
                 out.links.append((path, os.path.relpath(target, os.path.realpath(folder))))
         elif stat.S_ISDIR(st.st_mode):
-            if entry.name in SKIP_DIRS or entry.name.endswith(".egg-info") or _is_venv(entry.path):
+            if left_out_by_name(entry.name) or _is_venv(entry.path):
                 return
             if os.path.realpath(entry.path) in self.outside:
                 out.left_out.append(f"{_shown(path)}: the grader's temporary folder (TMPDIR), left out")
