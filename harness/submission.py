@@ -128,10 +128,6 @@ def left_out_by_name(name: str) -> bool:
     return name in SKIP_DIRS or name.endswith(".egg-info")
 
 
-def _is_venv(path: str) -> bool:
-    return os.path.isfile(os.path.join(path, "pyvenv.cfg"))
-
-
 def scan(root: Path | str, only: tuple[str, ...] | None = None, outside: tuple[Path | str, ...] = ()) -> Scan:
     """Walk ``root`` (iteratively, never following a link); ``only`` limits the walk to
     these top-level names (the harness's own checkout: its files may have hard links
@@ -203,7 +199,7 @@ class _Walk:
             else:
                 out.links.append((path, os.path.relpath(target, os.path.realpath(folder))))
         elif stat.S_ISDIR(st.st_mode):
-            if left_out_by_name(entry.name) or _is_venv(entry.path):
+            if left_out_by_name(entry.name) or os.path.isfile(os.path.join(entry.path, "pyvenv.cfg")):  # a venv
                 return
             if os.path.realpath(entry.path) in self.outside:
                 out.left_out.append(f"{_shown(path)}: the grader's temporary folder (TMPDIR), left out")
