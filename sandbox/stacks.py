@@ -78,19 +78,12 @@ def submission_frames(dump: str, code_dir: str, harness_dir: str) -> list[str]:
     """The frames of ``dump`` in files under ``code_dir`` (the submission's copy), from the
     thread that was running the call (the one with frames of the worker's own code under
     ``harness_dir``; else the thread the dump calls current), innermost last."""
-    threads = [block.splitlines() for block in re.split(r"\n(?=(?:Current thread|Thread) )", dump.strip())]
-    running = [t for t in threads if any(_path(line).startswith(harness_dir + os.sep) for line in t)]
-    current = [t for t in threads if t and t[0].startswith("Current thread")]
+    blocks = re.split(r"\n(?=(?:Current thread|Thread) )", dump.strip())
+    threads = [(block.startswith("Current thread"), [f for f in map(FRAME.fullmatch, block.splitlines()) if f])
+               for block in blocks]
+    running = [frames for _, frames in threads if any(f["path"].startswith(harness_dir + os.sep) for f in frames)]
+    current = [frames for is_current, frames in threads if is_current]
     chosen = (running or current or [[]])[0]
-    shown = []
-    for line in reversed(chosen):  # the dump lists the most recent call first
-        found = FRAME.fullmatch(line)
-        if found and found["path"].startswith(code_dir + os.sep):
-            path = found["path"][len(code_dir) + 1:]
-            shown.append(printable(f"{path}:{found['line']} in {found['name'].strip()}", 200))
+    shown = [printable(f"{f['path'][len(code_dir) + 1:]}:{f['line']} in {f['name'].strip()}", 200)
+             for f in reversed(chosen) if f["path"].startswith(code_dir + os.sep)]  # the dump lists the most recent call first
     return shown[-MAX_FRAMES:]
-
-
-def _path(line: str) -> str:
-    found = FRAME.fullmatch(line)
-    return found["path"] if found else ""
