@@ -10,6 +10,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import xml.etree.ElementTree as ET
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -125,6 +126,31 @@ def run_grade(out: Path, *, submission: Path | None = None, impl: str | None = N
     return GradeRun(proc.returncode, proc.stdout, proc.stderr, data, seconds=ended - started, ended=ended, out=out,
                     junit=request.junit, report=request.report, tmp=out / "tmp" if private_tmp else None,
                     left=sorted(os.listdir(out / "tmp")) if private_tmp else [], request=request)
+
+
+def pytest_outcomes(submission: Path, isolate: bool, reverse: bool, junit: Path, files: list[str],
+                    timeout: float = 900) -> dict[str, str]:
+    """Each test's outcome (node id -> passed | failed | skipped) of ``python -m pytest FILES``
+    on ``submission`` (``isolate``: ``--isolate``; ``reverse``: in reverse order), read from its
+    JUnit XML at ``junit``.
+
+    ``BPE_DIAGNOSIS=0``, as the mutant catalogue's runs: the known-bug replay adds a line to a
+    failure's text, never changes an outcome, and was two thirds of test_same_outcome's CPU (the
+    held-out bug, which no catalogued bug fits, 13.4 of 17 s in-process); it has its own tests
+    (test_diagnosis.py). No ``BPE_SEED``: the runs use the default seed."""
+    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--submission", str(submission),
+            f"--junitxml={junit}", *files]
+    args += ["--isolate"] if isolate else []
+    args += ["-p", "selftests.reverse_order"] if reverse else []
+    env = child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0")
+    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=timeout, stdin=subprocess.DEVNULL)
+    assert junit.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
+    out = {}
+    for case in ET.parse(junit).getroot().iter("testcase"):
+        name = f"{case.get('classname')}::{case.get('name')}"
+        bad = case.find("failure") is not None or case.find("error") is not None
+        out[name] = "failed" if bad else "skipped" if case.find("skipped") is not None else "passed"
+    return out
 
 
 def folder_on_checkouts_file_system(prefix: str) -> Path:

@@ -15,19 +15,14 @@ the rule that arguments are left alone (their names say ``modif``), and must fai
 from __future__ import annotations
 
 import re
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from pathlib import Path
 
 import pytest
 
-from harness.childenv import child_env
-
 from .attack_grading import attack_submission
 from .prefetch import prefetched
+from .support import pytest_outcomes
 
-ROOT = Path(__file__).resolve().parent.parent
 SCRIBBLER = Path(__file__).resolve().parent / "scribbler"
 RULE = re.compile(r"modif")  # test_merge_does_not_modify_its_input, ..._are_not_modified, ..._unmodified
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(900)]
@@ -38,19 +33,9 @@ def scribbled(prefetch) -> dict[str, str]:
     """The whole suite, in-process, on the scribbler: node id -> passed | failed | skipped."""
     base = prefetch.mktemp("scribbled")
     sub = attack_submission(SCRIBBLER, base / "submission")
-    junit = base / "junit.xml"
     # in-process: the changes reach the test's objects directly (isolated, they are made there
-    # too: test_same_outcome); no known-bug replay, which never changes an outcome
-    proc = subprocess.run([sys.executable, "-m", "pytest", "tests", "-q", "-p", "no:randomly", "--submission", str(sub),
-                           f"--junitxml={junit}"], cwd=ROOT, env=child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0"),
-                          capture_output=True, text=True, timeout=800, stdin=subprocess.DEVNULL)
-    assert junit.exists(), proc.stdout[-3000:] + proc.stderr[-3000:]
-    outcomes = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        bad = case.find("failure") is not None or case.find("error") is not None
-        outcomes[f"{case.get('classname')}::{case.get('name')}"] = (
-            "failed" if bad else "skipped" if case.find("skipped") is not None else "passed")
-    return outcomes
+    # too: test_same_outcome)
+    return pytest_outcomes(sub, False, False, base / "junit.xml", ["tests"], timeout=800)
 
 
 def test_no_test_but_the_rule_on_arguments_fails_when_they_are_changed_after_the_answer(scribbled):

@@ -6,21 +6,16 @@ before (Hypothesis draws no constants from the modules loaded so far)."""
 
 from __future__ import annotations
 
-import subprocess
-import sys
-import xml.etree.ElementTree as ET
 from concurrent.futures import ThreadPoolExecutor
-from pathlib import Path
 
 import pytest
 
-from harness.childenv import child_env
 from mutants.build import build
 from mutants.catalogue import Append, Mutant, by_name
 
 from .prefetch import prefetched
+from .support import pytest_outcomes
 
-ROOT = Path(__file__).resolve().parent.parent
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1200)]
 
 FILES = ["tests/public/test_train_bpe.py", "tests/public/test_primitives.py",
@@ -68,28 +63,6 @@ SUBMISSIONS = {
 RUNS = [(False, False), (True, True)]
 
 
-def outcomes(submission: Path, isolate: bool, reverse: bool, junit: Path, files: list[str] = FILES) -> dict[str, str]:
-    args = [sys.executable, "-m", "pytest", "-q", "-p", "no:randomly", "--submission", str(submission),
-            f"--junitxml={junit}", *files]
-    args += ["--isolate"] if isolate else []
-    args += ["-p", "selftests.reverse_order"] if reverse else []
-    # BPE_DIAGNOSIS=0, as the mutant catalogue's runs: the known-bug replay adds a line to a
-    # failure's text, never changes an outcome, and was two thirds of these runs' CPU (the
-    # held-out bug, which no catalogued bug fits, 13.4 of 17 s in-process); it has its own
-    # tests (test_diagnosis.py). Hypothesis's draws cannot depend on the modules it loads:
-    # the in-process run loads the submission's and the isolated one does not, which this
-    # module checks as before
-    env = child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0")
-    proc = subprocess.run(args, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900, stdin=subprocess.DEVNULL)
-    assert junit.exists(), proc.stdout[-2000:] + proc.stderr[-2000:]
-    out = {}
-    for case in ET.parse(junit).getroot().iter("testcase"):
-        name = f"{case.get('classname')}::{case.get('name')}"
-        bad = case.find("failure") is not None or case.find("error") is not None
-        out[name] = "failed" if bad else "skipped" if case.find("skipped") is not None else "passed"
-    return out
-
-
 @prefetched
 def runs(prefetch) -> dict[str, list[dict[str, str]]]:
     base = prefetch.mktemp("same-outcome")
@@ -97,7 +70,9 @@ def runs(prefetch) -> dict[str, list[dict[str, str]]]:
     jobs = {(name, run): (dirs[name], *run, base / f"{name}-{int(run[0])}{int(run[1])}.xml")
             for name in SUBMISSIONS for run in RUNS}
     with ThreadPoolExecutor(max_workers=2) as pool:
-        futures = {key: pool.submit(outcomes, *args) for key, args in jobs.items()}
+        # Hypothesis's draws cannot depend on the modules it loads: the in-process run loads the
+        # submission's and the isolated one does not, which this module checks
+        futures = {key: pool.submit(pytest_outcomes, *args, FILES) for key, args in jobs.items()}
         return {name: [futures[name, run].result() for run in RUNS] for name in SUBMISSIONS}
 
 
@@ -137,7 +112,7 @@ def in_place_runs(prefetch) -> dict[str, tuple[dict[str, str], dict[str, str]]]:
     dirs = {name: build(by_name(name), base / name) for name in IN_PLACE}
     jobs = [(name, isolate) for name in IN_PLACE for isolate in (False, True)]
     with ThreadPoolExecutor(max_workers=2) as pool:
-        done = dict(zip(jobs, pool.map(lambda job: outcomes(dirs[job[0]], job[1], False, base / f"{job[0]}-{job[1]}.xml",
+        done = dict(zip(jobs, pool.map(lambda job: pytest_outcomes(dirs[job[0]], job[1], False, base / f"{job[0]}-{job[1]}.xml",
                                                             IN_PLACE[job[0]]), jobs)))
     return {name: (done[name, False], done[name, True]) for name in IN_PLACE}
 
