@@ -15,7 +15,7 @@ from grader.config import DEFAULT_PATHS, ConfigError, load_config
 from grader.policies import policy_path
 from harness.impl import ROOT
 
-from .support import build_layout
+from .support import build_layout, pytest_outcomes
 
 CS336 = ROOT / "grading-cs336.yaml"
 
@@ -247,11 +247,10 @@ OWN_RULE = "tests/public/test_tokenizer_rules.py::test_callers_vocab_and_merges_
 def test_a_tokenizer_adding_specials_to_the_callers_vocab_loses_only_that_rule(tmp_path):
     from mutants.build import build
     from mutants.catalogue import by_name
-    from selftests.test_same_outcome import outcomes
 
     sub = build(by_name("tokenizer_modifies_callers_vocab"), tmp_path / "sub")
     # the rule's own test first, then the specials' tests, in one session (their shared vocab)
-    got = outcomes(sub, True, False, tmp_path / "out.xml", [OWN_RULE, *SPECIALS_TESTS])
+    got = pytest_outcomes(sub, True, False, tmp_path / "out.xml", [OWN_RULE, *SPECIALS_TESTS])
     failed = sorted(n for n, o in got.items() if o == "failed")
     assert failed == ["tests.public.test_tokenizer_rules::test_callers_vocab_and_merges_are_not_modified"], failed
 
