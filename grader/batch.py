@@ -328,7 +328,7 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
     if not folder.is_dir():
         print(f"batch: {folder} is not a folder", file=sys.stderr)
         return 2
-    submissions, notes = discover(folder)
+    submissions, notes = discover(folder, opts.out)
     if not submissions:
         print(f"batch: no submissions in {folder}", file=sys.stderr)
         return 2

@@ -60,9 +60,10 @@ def student_name(raw: str) -> str:
     return name or "submission"
 
 
-def discover(folder: Path) -> tuple[list[Submission], list[str]]:
+def discover(folder: Path, own: Path | None = None) -> tuple[list[Submission], list[str]]:
     """Submissions in ``folder`` sorted by student name, and notes on entries ignored or
-    renamed. Every submission gets a distinct safe name (:func:`student_name`; a second
+    renamed; ``own``: the folder batch writes to, which is no one's submission (an entry
+    holding it, or it, is left out with a note). Every submission gets a distinct safe name (:func:`student_name`; a second
     ``alice`` -- say ``alice/`` and ``alice.zip`` -- becomes ``alice-2``, ignoring case). An
     entry named exactly its safe name keeps it: ``alice/`` stays ``alice`` beside ``!alice/`` or
     ``alice!.zip`` (``alice-2``), whose row would otherwise carry the real alice's name."""
@@ -71,7 +72,9 @@ def discover(folder: Path) -> tuple[list[Submission], list[str]]:
         if entry.name.startswith("."):
             continue
         is_zip = not entry.is_symlink() and entry.is_file() and entry.suffix.lower() == ".zip"
-        if entry.is_symlink():
+        if own is not None and not entry.is_symlink() and entry.is_dir() and _holds(entry, own):
+            notes.append(f"{entry.name!r}: holds batch's output folder (--out), not graded")
+        elif entry.is_symlink():
             notes.append(f"{entry.name!r}: a symbolic link, ignored")
         elif not (entry.is_dir() or is_zip):
             notes.append(f"{entry.name!r}: neither a folder nor a .zip, ignored")
@@ -90,6 +93,12 @@ def discover(folder: Path) -> tuple[list[Submission], list[str]]:
             notes.append(f"{entry.name!r}: graded as {name}")
         subs.append(Submission(name, entry))
     return sorted(subs, key=lambda s: s.student), notes
+
+
+def _holds(entry: Path, own: Path) -> bool:
+    """Whether folder ``entry`` is ``own`` or holds it."""
+    entry, own = entry.resolve(), own.resolve()
+    return entry == own or entry in own.parents
 
 
 def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_files: int = MAX_FILES) -> None:

@@ -425,6 +425,29 @@ def test_names_that_transliterate_alike_stay_distinct(tmp_path):
     assert sorted(names) == ["Muller", "Muller-2", "Muller-3", "submission", "submission-2"]
 
 
+def test_the_output_folder_inside_the_submissions_folder_is_no_ones_submission(tmp_path):
+    """``batch subs --out subs/graded``: the second run found ``graded/`` (its own results) among
+    the submissions and gave it a row."""
+    from grader.intake import discover
+
+    for name in ("alice", "graded", "nested"):
+        (tmp_path / name).mkdir()
+    subs, notes = discover(tmp_path, tmp_path / "graded")
+    assert [s.student for s in subs] == ["alice", "nested"]
+    assert "'graded': holds batch's output folder (--out), not graded" in notes
+    subs, notes = discover(tmp_path, tmp_path / "nested" / "deeper" / "out")
+    assert [s.student for s in subs] == ["alice", "graded"]
+
+
+def test_batch_with_only_its_own_output_folder_in_the_folder_grades_no_one(tmp_path):
+    out = tmp_path / "subs" / "graded"
+    for sub in ("results", "reports", "work", "logs"):
+        (out / sub).mkdir(parents=True)
+    proc = subprocess.run([sys.executable, "-m", "grader", "batch", str(tmp_path / "subs"), "--out", str(out)],
+                          cwd=ROOT, capture_output=True, text=True, timeout=120, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 2 and "no submissions in" in proc.stderr, proc.stdout + proc.stderr
+
+
 @pytest.mark.slow
 def test_each_log_keeps_its_students_grade_output(batch):
     log = (batch["out"] / "logs" / "zoe_cs336_reference.log").read_text(encoding="utf-8")
