@@ -8,7 +8,7 @@ import sys
 from pathlib import Path
 
 from harness import ROOT
-from .request import add_arguments as add_grade_arguments
+from .request import add_arguments as add_grade_arguments, seconds
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -23,7 +23,7 @@ def build_parser() -> argparse.ArgumentParser:
     b.add_argument("--jobs", type=int, default=os.cpu_count() or 1, help="submissions graded at once (default: CPU count)")
     b.add_argument("--force", action="store_true", help="grade again even submissions whose results are up to date")
     b.add_argument("--config", default="default", help="grading policy passed to grade: a file, `default` (grading.yaml) or `cs336` (grading-cs336.yaml)")
-    b.add_argument("--max-time", type=float, default=None, help="each grading's time budget, seconds (default: grading.yaml's budget)")
+    b.add_argument("--max-time", type=seconds, default=None, help="each grading's time budget, seconds (default: grading.yaml's budget)")
     b.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids passed to grade (default: all)")
     b.add_argument("--quiet", action="store_true", help="print only the summary")
     b.add_argument("--scheduler", metavar="ADDRESS", help="grade on this Dask cluster (tcp://host:8786; pip install -e .[cluster])")
@@ -38,7 +38,7 @@ def build_parser() -> argparse.ArgumentParser:
     c.add_argument("--all", dest="every_case", action="store_true", help="list every case, passes included, and every failure")
     c.add_argument("--config", default=None, help="grading policy: a file, `default` or `cs336` (default: chosen by the layout, as grade does)")
     c.add_argument("--tests", nargs="+", metavar="PATH", help="test paths or node ids (default: all)")
-    c.add_argument("--max-time", type=float, default=3600.0, help="time limit of each of the two runs, seconds")
+    c.add_argument("--max-time", type=seconds, default=3600.0, help="time limit of each of the two runs, seconds")
 
     h = sub.add_parser("handout", help="export the student repository and/or the Gradescope autograder zip")
     h.add_argument("out", type=Path, nargs="?", help="folder to write the student repository to (new or empty; --force replaces an earlier handout)")
@@ -60,6 +60,12 @@ def main(argv: list[str] | None = None) -> int:
 
         if args.submission is not None and args.impl == "reference":
             print("grade: --submission and --impl reference exclude each other", file=sys.stderr)
+            return 2
+        try:  # where the results file goes: the one thing a grading must be able to write
+            args.results.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as err:
+            why = "a file is in the way" if isinstance(err, FileExistsError) else err.strerror or err
+            print(f"grade: cannot write the results file {args.results} ({why})", file=sys.stderr)
             return 2
         return grade(GradeRequest.from_args(args))
     if args.command == "batch":

@@ -325,6 +325,10 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
     if opts.max_time is None:
         opts.max_time = config.time.budget
     opts.out = Path(opts.out).resolve()
+    missing = [t for t in opts.tests or () if not (ROOT / t.partition("::")[0]).exists()]
+    if missing:  # every grading would fail alike
+        print(f"batch: --tests {' '.join(missing)}: not in the repository (paths are relative to it, as tests/public)", file=sys.stderr)
+        return 2
     if not folder.is_dir():
         print(f"batch: {folder} is not a folder", file=sys.stderr)
         return 2

@@ -296,7 +296,7 @@ def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:
     missing, a worker that cannot run the reference): its exit status, results written."""
     if req.submission is not None:
         if not req.submission.is_dir():
-            return fail(req, f"submission folder {req.submission} does not exist", EXIT_HARNESS, started)
+            return fail(req, f"submission folder {req.submission} {'is not a folder' if req.submission.exists() else 'does not exist'}", EXIT_HARNESS, started)
         if req.submission == Path(tempfile.gettempdir()).resolve():  # it would hold the sandboxes made to grade it
             return harness_failed(req, f"submission folder {req.submission} is the temporary folder (TMPDIR) grading makes its "
                                   "sandboxes in; put the submission in a folder of its own, or set TMPDIR to another folder", started)

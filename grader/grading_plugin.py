@@ -292,6 +292,10 @@ class GradingSession:
             self.journal.note(**facts)
 
     def pytest_sessionfinish(self, session, exitstatus) -> None:
+        nothing = exitstatus in (pytest.ExitCode.USAGE_ERROR, pytest.ExitCode.NO_TESTS_COLLECTED) and not self.tests
+        if self.partial and nothing and self.error is None:  # a path that is not there, a node id matching nothing
+            chosen = " ".join(os.path.relpath(a, self.config.rootpath) for a in self.config.args)
+            self.error = f"--tests {chosen}: no test there (paths and node ids are relative to the repository, as tests/public/test_primitives.py)"
         self.write(exitstatus=int(exitstatus), seconds=time.monotonic() - self.started)
         self.journal.close()
 

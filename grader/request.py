@@ -75,6 +75,17 @@ class GradeRequest:
         return [python, "-m", "grader", "grade", *self.args()]
 
 
+def seconds(text: str) -> float:
+    """A ``--max-time`` value: a positive, finite number of seconds."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = float("nan")
+    if not (0 < value < float("inf")):
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
+    return value
+
+
 def option(name: str) -> str:
     """The command-line option of a :class:`GradeRequest` field: ``max_time`` -> ``--max-time``."""
     return "--" + name.replace("_", "-")
@@ -125,7 +136,7 @@ def add_arguments(parser: argparse.ArgumentParser) -> None:
                          help=HELP["install_declared"])
     install.add_argument("--no-install-declared", dest="install_declared", action="store_false",
                          help="never install them, whatever the policy says (they get stand-ins)")
-    parser.add_argument(option("max_time"), type=float, default=d.max_time, help=HELP["max_time"])
+    parser.add_argument(option("max_time"), type=seconds, default=d.max_time, help=HELP["max_time"])
     parser.add_argument(option("quiet"), action="store_true", default=d.quiet, help=HELP["quiet"])
     parser.add_argument(option("report"), type=Path, default=d.report, help=HELP["report"])
     parser.add_argument(option("tests"), nargs="+", metavar="PATH", default=d.tests, help=HELP["tests"])
