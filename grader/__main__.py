@@ -52,6 +52,16 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _can_write(command: str, what: str, path: Path) -> bool:
+    """Whether ``path``'s folder is there or can be made; if not, one line says why."""
+    from .formats import make_folder
+
+    why = make_folder(path.parent)
+    if why is not None:
+        print(f"{command}: cannot write {what} {path} ({why})", file=sys.stderr)
+    return why is None
+
+
 def main(argv: list[str] | None = None) -> int:
     args = build_parser().parse_args(argv)
     if args.command == "grade":
@@ -61,11 +71,7 @@ def main(argv: list[str] | None = None) -> int:
         if args.submission is not None and args.impl == "reference":
             print("grade: --submission and --impl reference exclude each other", file=sys.stderr)
             return 2
-        try:  # where the results file goes: the one thing a grading must be able to write
-            args.results.parent.mkdir(parents=True, exist_ok=True)
-        except OSError as err:
-            why = "a file is in the way" if isinstance(err, FileExistsError) else err.strerror or err
-            print(f"grade: cannot write the results file {args.results} ({why})", file=sys.stderr)
+        if not _can_write("grade", "the results file", args.results):  # the one thing a grading must write
             return 2
         return grade(GradeRequest.from_args(args))
     if args.command == "batch":
@@ -86,13 +92,20 @@ def main(argv: list[str] | None = None) -> int:
         from .policies import policy_path
 
         config = policy_path(args.config) if args.config is not None else None  # a name becomes its file
+        if args.html is not None and args.submission is not None and not _can_write("compare", "the page", args.html):
+            return 2  # said before the two gradings, not after
         return compare_main(args.submission, args.html, config, args.tests, args.max_time, args.every_case, args.batch)
     if args.command == "handout":
+        from .formats import cannot_make
         from .handout import main as handout_main
 
         if args.out is None and args.gradescope is None:
             print("handout: give an output folder and/or --gradescope ZIP", file=sys.stderr)
             return 2
+        why = cannot_make(args.out) if args.out is not None and not args.out.exists() else None
+        if why is not None:  # said before the export's checks, which take a minute
+            print(f"handout: cannot write {args.out} ({why})", file=sys.stderr)
+            return 1
         return handout_main(args.out, args.gradescope, args.config, args.force, **({"python": args.python} if args.python else {}))
     return 2
 

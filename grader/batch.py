@@ -44,7 +44,7 @@ from .batch_pool import RUNNING, STOPPING, grade_all, kill_group, signal_group
 from .policies import DEFAULT_POLICY
 from .request import GradeRequest
 from .report import GradeReport, ReportError, read_grade_report, write_grade_report
-from .formats import failure_json, write_json
+from .formats import failure_json, make_folder, write_json
 
 GRACE = 60.0  # seconds beyond --max-time before the grade process itself is killed
 @dataclass
@@ -315,6 +315,19 @@ def _start(opts: BatchOptions, config: Config):
     return None, 0
 
 
+def _refused(folder: Path, submissions: list[Submission], opts: BatchOptions) -> str | None:
+    """Why the batch cannot start (bad input: exit status 2), or None; the output folder is made."""
+    missing = [t for t in opts.tests or () if not (ROOT / t.partition("::")[0]).exists()]
+    if missing:  # every grading would fail alike
+        return f"--tests {' '.join(missing)}: not in the repository (paths are relative to it, as tests/public)"
+    if not folder.is_dir():
+        return f"{folder} is not a folder"
+    if not submissions:
+        return f"no submissions in {folder}"
+    why = make_folder(opts.out)
+    return f"cannot write the output folder {opts.out} ({why})" if why is not None else None
+
+
 def run_batch(folder: Path, opts: BatchOptions) -> int:
     try:
         config = load_config(opts.config)
@@ -325,16 +338,10 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
     if opts.max_time is None:
         opts.max_time = config.time.budget
     opts.out = Path(opts.out).resolve()
-    missing = [t for t in opts.tests or () if not (ROOT / t.partition("::")[0]).exists()]
-    if missing:  # every grading would fail alike
-        print(f"batch: --tests {' '.join(missing)}: not in the repository (paths are relative to it, as tests/public)", file=sys.stderr)
-        return 2
-    if not folder.is_dir():
-        print(f"batch: {folder} is not a folder", file=sys.stderr)
-        return 2
-    submissions, notes = discover(folder, opts.out)
-    if not submissions:
-        print(f"batch: no submissions in {folder}", file=sys.stderr)
+    submissions, notes = discover(folder, opts.out) if folder.is_dir() else ([], [])
+    refused = _refused(folder, submissions, opts)
+    if refused:
+        print(f"batch: {refused}", file=sys.stderr)
         return 2
     if opts.similarity:
         from .similarity import main as similarity_report

@@ -97,6 +97,38 @@ def failure_json(reason: str, execution_time: float = 0.0) -> dict:
             "output_format": "text", "visibility": "visible", "tests": []}
 
 
+def make_folder(folder: Path) -> str | None:
+    """Make ``folder`` and its parents: None when it is there, else why it cannot be (:func:`why_not`)."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as err:
+        return why_not(err)
+    return None
+
+
+def cannot_make(folder: Path) -> str | None:
+    """Why ``folder`` could not be made (:func:`why_not`), None when it is there or could be;
+    each missing folder is made to find out and removed again."""
+    made, why = [], None
+    for f in [*reversed(folder.parents), folder]:
+        if not f.is_dir():
+            try:
+                f.mkdir()
+            except OSError as err:
+                why = why_not(err)
+                break
+            made.append(f)
+    for f in reversed(made):
+        f.rmdir()
+    return why
+
+
+def why_not(err: OSError) -> str:
+    """Why a file or folder could not be written, in a phrase (a file where a folder must be:
+    "a file is in the way")."""
+    return "a file is in the way" if isinstance(err, (FileExistsError, NotADirectoryError)) else err.strerror or str(err)
+
+
 def write_json(path: Path, data: dict) -> None:
     """Write ``data`` as UTF-8 JSON, whatever its strings hold (a lone surrogate, such as a
     byte of a file name that is not UTF-8, is written as its escape: ``\\xff``)."""

@@ -36,6 +36,7 @@ from .classroom import PublicGroup, classroom_workflow, public_groups
 from .config import Config, ConfigError, load_config
 from .exports import LOCK, PYTHON_VERSION, HandoutError, clear_folder, locked, python_version, render, replaceable, student_parts
 from .exports import dependencies as _dependencies
+from .formats import why_not
 from .gradescope import export_gradescope
 from .policies import NAMED_POLICIES, default_policy, policy_path
 from .solution_search import describe, solution_functions
@@ -391,10 +392,8 @@ def main(out: Path | None, gradescope: Path | None, config: Path | None = None, 
                 load_config(ROOT / name)
             names = export_gradescope(gradescope, python=python)
             print(f"handout: wrote the Gradescope autograder {gradescope} ({len(names)} files)")
-    except HandoutError as err:
-        print(f"handout: {err}", file=sys.stderr)
-        return 1
-    except ConfigError as err:  # an invalid grading.yaml: one line, as grade says it
-        print(f"handout: {err}", file=sys.stderr)
-        return 2
+    except (HandoutError, ConfigError, OSError) as err:  # OSError: where it writes cannot be made or written
+        text = f"cannot write {err.filename or out or gradescope} ({why_not(err)})" if isinstance(err, OSError) else err
+        print(f"handout: {text}", file=sys.stderr)
+        return 2 if isinstance(err, ConfigError) else 1  # an invalid grading.yaml: as grade says it
     return 0

@@ -32,6 +32,8 @@ def graded_cases(work: Path) -> list[dict]:
     """One case per graded function: its arguments, the reference's result, and for a
     class the method to call on what it returns. Files the cases read are written to
     ``work``."""
+    if str(ROOT) not in sys.path:  # this checkout's reference, wherever the command runs (as harness.impl.load_adapters)
+        sys.path.insert(0, str(ROOT))
     import reference as R
 
     corpus = (ROOT / "fixtures" / "stories.txt").read_bytes().decode("utf-8")[:3000]

@@ -5,6 +5,7 @@ negative budget, or a silent ``0 / 0``."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 
@@ -38,6 +39,29 @@ def test_a_results_file_that_cannot_be_written_is_said_in_one_line(tmp_path, whe
     assert proc.returncode == 2 and proc.stderr == f"grade: cannot write the results file {results} ({why})\n", proc.stderr
 
 
+@pytest.mark.parametrize("blocked, why", [("FILE", "a file is in the way"), ("/proc/bpe-no-such-folder", "No such file or directory")],
+                         ids=["a file in the way", "a folder that cannot be made"])
+@pytest.mark.parametrize("command", [["batch", "SUBS", "--out", "{}/out"], ["compare", "--submission", "SUBS/alice", "--html", "{}/page.html"],
+                                     ["handout", "{}/handout"], ["handout", "--gradescope", "{}/autograder.zip"]],
+                         ids=["batch --out", "compare --html", "handout", "handout --gradescope"])
+def test_every_command_says_in_one_line_where_it_cannot_write(tmp_path, command, blocked, why):
+    (tmp_path / "file").write_text("")
+    (tmp_path / "subs" / "alice").mkdir(parents=True)
+    blocked = blocked.replace("FILE", str(tmp_path / "file"))
+    proc = run([a.replace("SUBS", str(tmp_path / "subs")).format(blocked) for a in command])
+    assert proc.returncode in (1, 2) and proc.stderr.count("\n") == 1, proc.stderr
+    assert proc.stderr.startswith(f"{command[0]}: cannot write") and f"({why})" in proc.stderr, proc.stderr
+
+
+def test_the_handouts_function_search_finds_the_reference_from_any_folder(tmp_path):
+    """``python -m grader handout OUT`` run outside the checkout ended in ModuleNotFoundError:
+    the search imported ``reference``, which only the checkout's folder holds."""
+    code = "import pathlib, sys; from grader.solution_search import graded_cases; print(len(graded_cases(pathlib.Path(sys.argv[1]))))"
+    proc = subprocess.run([sys.executable, "-c", code, str(tmp_path)], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={k: v for k, v in os.environ.items() if k != "PYTHONPATH"}, stdin=subprocess.DEVNULL)
+    assert proc.returncode == 0 and int(proc.stdout) > 10, proc.stderr[-2000:]
+
+
 @pytest.mark.parametrize("tests", [["tests/public/no_such_test.py"], ["tests/public/test_warmup.py::no_such_test"]],
                          ids=["missing file", "node id matching nothing"])
 def test_a_test_selection_naming_no_test_fails_the_grading_saying_so(tmp_path, tests):
@@ -62,3 +86,12 @@ def test_a_submission_that_is_a_file_is_not_called_missing(tmp_path):
     proc = run(["grade", "--submission", str(tmp_path / "upload.py"), "--results", str(results)])
     assert f"submission folder {tmp_path / 'upload.py'} is not a folder" in proc.stderr, proc.stderr
     assert "is not a folder" in json.loads(results.read_text(encoding="utf-8"))["output"]
+
+
+def test_finding_out_whether_a_folder_can_be_made_leaves_nothing_made(tmp_path):
+    from grader.formats import cannot_make
+
+    (tmp_path / "file").write_text("")
+    assert cannot_make(tmp_path / "a" / "b" / "c") is None and not (tmp_path / "a").exists()
+    assert cannot_make(tmp_path / "file" / "b") == "a file is in the way"
+    assert cannot_make(tmp_path) is None and tmp_path.is_dir()
