@@ -154,3 +154,37 @@ def test_the_first_differing_item_is_named_by_its_position_not_read_as_a_value(w
     with pytest.raises(AssertionError) as err:
         assert_items_equal([5, 6], [5, 7, 8], what=what)
     assert str(err.value).splitlines()[0] == first_line
+
+
+BYTES_ONLY_TOKENIZER = '''
+class Tokenizer:  # a draft that never applies a merge: one id per byte
+    def __init__(self, vocab, merges, special_tokens=None):
+        self.ids = {token: i for i, token in vocab.items()}
+
+    def encode(self, text):
+        return [self.ids[bytes([b])] for b in text.encode("utf-8")]
+'''
+
+
+def test_a_failing_random_example_shows_gpt2s_vocab_by_its_size_not_its_entries(tmp_path):
+    # Hypothesis prints every argument of a failing example, fixtures included: GPT-2's
+    # (vocab, merges) took 2,000 lines (32 kB) before the failure's message
+    import subprocess
+    import sys
+
+    from harness.childenv import child_env
+
+    from .support import ROOT, make_submission
+
+    sub = make_submission(tmp_path / "sub")
+    (sub / "student" / "tokenizer.py").write_text(BYTES_ONLY_TOKENIZER, encoding="utf-8")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--submission", str(sub),
+         "tests/public/test_tiktoken_agreement.py::test_ids_match_tiktoken_gpt2_on_pretoken_edge_cases"],
+        cwd=ROOT, env=child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0"), capture_output=True, text=True,
+        timeout=300, stdin=subprocess.DEVNULL,
+    )
+    out = proc.stdout + proc.stderr
+    assert proc.returncode == 1 and "Failing test case" in out and "text=" in out, out[-3000:]
+    assert "overly large repr" not in out and out.count("\n") < 80, f"{out.count(chr(10))} lines:\n{out[:3000]}"
+    assert "<GPT-2 vocab (50257 ids) and merges (50000)>" in out, out[-3000:]

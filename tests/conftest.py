@@ -98,9 +98,18 @@ def gpt2_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"vocab": out / "vocab.json", "merges": out / "merges.txt"}
 
 
+class VocabMerges(tuple):
+    """``(vocab, merges)``, shown by its sizes: Hypothesis prints every argument of a failing
+    example, fixtures included, and GPT-2's whole vocab and merges took 2,000 lines."""
+
+    def __repr__(self) -> str:
+        return f"<GPT-2 vocab ({len(self[0])} ids) and merges ({len(self[1])})>"
+
+
 @pytest.fixture(scope="session")
 def gpt2_vocab_merges(gpt2_files) -> tuple[dict[int, bytes], list[tuple[bytes, bytes]]]:
-    """GPT-2's vocabulary (id -> bytes) and merges, decoded independently of any submission."""
+    """GPT-2's vocabulary (id -> bytes) and merges, decoded independently of any submission
+    (a :class:`VocabMerges`)."""
     table = gpt2_byte_decoder()
     encoder = json.loads(gpt2_files["vocab"].read_text(encoding="utf-8"))
     vocab = {i: bytes(table[ch] for ch in tok) for tok, i in encoder.items()}
@@ -109,7 +118,7 @@ def gpt2_vocab_merges(gpt2_files) -> tuple[dict[int, bytes], list[tuple[bytes, b
         if line:
             a, b = line.split(" ")
             merges.append((bytes(table[ch] for ch in a), bytes(table[ch] for ch in b)))
-    return vocab, merges
+    return VocabMerges((vocab, merges))
 
 
 def gpt2_byte_decoder() -> dict[str, int]:
