@@ -188,3 +188,18 @@ def test_a_failing_random_example_shows_gpt2s_vocab_by_its_size_not_its_entries(
     assert proc.returncode == 1 and "Failing test case" in out and "text=" in out, out[-3000:]
     assert "overly large repr" not in out and out.count("\n") < 80, f"{out.count(chr(10))} lines:\n{out[:3000]}"
     assert "<GPT-2 vocab (50257 ids) and merges (50000)>" in out, out[-3000:]
+
+
+def test_ids_around_a_difference_are_listed_without_string_quotes():
+    # each id was shown as a quoted string of its own repr: ["40 b'I'", '1101 b"\'m"'], ['25', '147']
+    from tests.diff import assert_ids_equal
+
+    vocab = {40: b"I", 1101: b"'m", 1102: b"'s"}
+    with pytest.raises(AssertionError) as err:
+        assert_ids_equal([40, 1101], [40, 1102], vocab=vocab)
+    message = str(err.value)
+    assert "expected[0:7] = [40 b'I', 1102 b\"'s\"]" in message, message
+    assert "got[0:7]      = [40 b'I', 1101 b\"'m\"]" in message, message
+    with pytest.raises(AssertionError) as err:
+        assert_ids_equal([25, 148], [25, 147])
+    assert "expected[0:7] = [25, 147]" in str(err.value), str(err.value)

@@ -35,6 +35,11 @@ def _token(i: Any, vocab: Mapping[int, bytes] | None) -> str:
     return f"{_short(i)} {_short(vocab[i])}"
 
 
+def _tokens(ids: Sequence, vocab: Mapping[int, bytes] | None) -> str:
+    """Ids as a list of :func:`_token`'s texts, not of their quoted reprs."""
+    return "[" + ", ".join(_token(i, vocab) for i in ids) + "]"
+
+
 def assert_ids_equal(
     actual: list[int],
     expected: list[int],
@@ -55,8 +60,8 @@ def assert_ids_equal(
     lines.append(f"  expected: {exp}")
     lines.append(f"  got:      {got}")
     lo = max(pos - CONTEXT, 0)
-    lines.append(f"  expected[{lo}:{pos + CONTEXT + 1}] = {[_token(i, vocab) for i in expected[lo:pos + CONTEXT + 1]]}")
-    lines.append(f"  got[{lo}:{pos + CONTEXT + 1}]      = {[_token(i, vocab) for i in actual[lo:pos + CONTEXT + 1]]}")
+    lines.append(f"  expected[{lo}:{pos + CONTEXT + 1}] = {_tokens(expected[lo:pos + CONTEXT + 1], vocab)}")
+    lines.append(f"  got[{lo}:{pos + CONTEXT + 1}]      = {_tokens(actual[lo:pos + CONTEXT + 1], vocab)}")
     if vocab is not None:
         try:
             offset = sum(len(vocab[i]) for i in expected[:pos])
