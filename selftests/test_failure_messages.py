@@ -203,3 +203,15 @@ def test_ids_around_a_difference_are_listed_without_string_quotes():
     with pytest.raises(AssertionError) as err:
         assert_ids_equal([25, 148], [25, 147])
     assert "expected[0:7] = [25, 147]" in str(err.value), str(err.value)
+
+
+def test_a_merge_that_differs_shows_the_call_that_gave_it():
+    # test_merge_never_rescans_the_new_id[new_id_is_both] said "expected [5, 5], got [5]" and
+    # the hand-worked cases' names ("ids0-pair0-9-expected0") did not give the input either
+    from tests.diff import assert_items_equal
+
+    with pytest.raises(AssertionError) as err:
+        assert_items_equal([5], [5, 5], what="id", call="merge([5, 5, 5, 5], (5, 5), 5)")
+    lines = str(err.value).splitlines()
+    assert lines[0] == "id at position 1 differs (expected 2 ids, got 1)", lines
+    assert lines[1] == "  call: merge([5, 5, 5, 5], (5, 5), 5)", lines

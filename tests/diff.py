@@ -90,8 +90,9 @@ def assert_text_equal(actual: str, expected: str, *, what: str = "text") -> None
     )
 
 
-def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "item") -> None:
-    """Equal sequences (pre-tokens, pieces), or the first differing item with neighbours."""
+def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "item", call: str = "") -> None:
+    """Equal sequences (pre-tokens, pieces), or the first differing item with neighbours;
+    ``call``: the call that returned ``actual``, shown under the first line."""
     __tracebackhide__ = True
     pos = first_difference(expected, actual)
     if pos is None:
@@ -99,8 +100,9 @@ def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "ite
     lo = max(pos - 3, 0)
     exp = _short(expected[pos]) if pos < len(expected) else "<end>"
     got = _short(actual[pos]) if pos < len(actual) else "<end>"
+    shown = f"  call: {call[:200]}\n" if call else ""
     raise AssertionError(
-        f"{what} at position {pos} differs (expected {len(expected)} {what}s, got {len(actual)})\n"
+        f"{what} at position {pos} differs (expected {len(expected)} {what}s, got {len(actual)})\n{shown}"
         f"  expected: {exp}\n  got:      {got}\n"
         f"  expected[{lo}:{pos + 4}] = {_short(list(expected[lo:pos + 4]), 200)}\n"
         f"  got[{lo}:{pos + 4}]      = {_short(list(actual[lo:pos + 4]), 200)}"
