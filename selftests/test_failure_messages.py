@@ -215,3 +215,29 @@ def test_a_merge_that_differs_shows_the_call_that_gave_it():
     lines = str(err.value).splitlines()
     assert lines[0] == "id at position 1 differs (expected 2 ids, got 1)", lines
     assert lines[1] == "  call: merge([5, 5, 5, 5], (5, 5), 5)", lines
+
+
+def test_a_merge_across_two_pre_tokens_says_its_pair_occurs_in_no_pre_token():
+    # "ab ab": pre-tokens "ab", " ab"; a trainer merging across pre-tokens can pick (ab, " ")
+    # (0 times inside a pre-token): "occurring 0 times" alone read as a contradiction
+    from tests.diff import assert_merges_equal
+
+    done = [(b"a", b"b")]
+    with pytest.raises(AssertionError) as err:
+        assert_merges_equal(done + [(b"ab", b" ")], done + [(b" ", b"ab")], word_counts={b"ab": 1, b" ab": 1})
+    message = str(err.value)
+    assert "occurring 0 times at that step" in message, message
+    assert "your pair occurs inside no pre-token at that step" in message, message
+    assert "never across two pre-tokens or a special token" in message, message
+    assert "the counts tie" not in message, message
+
+
+def test_a_less_frequent_merge_says_the_counts_differ():
+    # (a, b) occurs 3 times and (c, d) once: a trainer picking (c, d) counted otherwise
+    from tests.diff import assert_merges_equal
+
+    with pytest.raises(AssertionError) as err:
+        assert_merges_equal([(b"c", b"d")], [(b"a", b"b")], word_counts={b"ab": 3, b"cd": 1})
+    message = str(err.value)
+    assert "your pair is not the most frequent at that step (1 < 3): your pair counts differ" in message, message
+    assert "the counts tie" not in message and "inside no pre-token" not in message, message

@@ -158,9 +158,19 @@ def assert_merges_equal(
     lines = [f"merge #{pos} differs (the first {pos} merges agree)", f"  expected: {_short(expected[pos])}", f"  got:      {_short(actual[pos])}"]
     if word_counts is not None:
         counts = pair_counts_after(word_counts, expected[:pos])
-        lines[1] += f"  occurring {counts.get(expected[pos], 0)} times at that step"
-        lines[2] += f"  occurring {counts.get(actual[pos], 0)} times at that step"
-        if counts.get(expected[pos], 0) == counts.get(actual[pos], 0):
+        want, got = counts.get(expected[pos], 0), counts.get(actual[pos], 0)
+        lines[1] += f"  occurring {want} times at that step"
+        lines[2] += f"  occurring {got} times at that step"
+        if got == 0 and want > 0:
+            lines.append("  your pair occurs inside no pre-token at that step: pairs are counted between adjacent "
+                         "tokens of one pre-token only (never across two pre-tokens or a special token), as they "
+                         "are after the earlier merges; look for text not cut into pre-tokens, or a count an "
+                         "earlier merge should have lowered")
+        elif got < want:
+            lines.append(f"  your pair is not the most frequent at that step ({got} < {want}): your pair counts "
+                         "differ from these: counts updated wrongly after an earlier merge, pre-tokens not "
+                         "weighted by how often they occur, or text cut or dropped where it is split or read")
+        if want == got:
             lines.append("  the counts tie: the tie must go to the lexicographically greatest pair of byte strings; "
                          "if yours does, your counts differ from these: text cut or dropped where it is split or "
                          "read in chunks (say at a chunk's end), or counts updated wrongly after an earlier merge "
