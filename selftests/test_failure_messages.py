@@ -241,3 +241,19 @@ def test_a_less_frequent_merge_says_the_counts_differ():
     message = str(err.value)
     assert "your pair is not the most frequent at that step (1 < 3): your pair counts differ" in message, message
     assert "the counts tie" not in message and "inside no pre-token" not in message, message
+
+
+def test_a_missing_pair_count_is_named_by_its_pair_not_by_a_shifted_position():
+    # a get_pair_counts that skips a pair: comparing the sorted (pair, count) lists put the
+    # next pair beside the missing one ("expected ((1, 3), 1) got ((2, 1), 1)")
+    from tests.diff import assert_counts_equal
+
+    expected = {(1, 2): 1, (1, 3): 1, (2, 1): 1, (3, 1): 2}
+    with pytest.raises(AssertionError) as err:
+        assert_counts_equal({(1, 2): 1, (2, 1): 1, (3, 1): 1}, expected)
+    message = str(err.value)
+    first = message.splitlines()[0]
+    assert first.startswith("pair counts differ first at pair (1, 3)"), message
+    assert "(expected 4 pairs, got 3; 2 pairs differ)" in first, message
+    assert "expected: 1" in message and "got:      none (the pair is missing)" in message, message
+    assert "(2, 1)" not in message, message

@@ -110,9 +110,27 @@ def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "ite
 
 
 def assert_counts_equal(actual: Mapping, expected: Mapping) -> None:
-    """Equal pair counts, or the first differing (pair, count) in sorted order."""
+    """Equal pair counts, or the first pair (in sorted order) whose count differs, with both
+    counts: a missing or extra pair is named as such, not put beside its neighbour."""
     __tracebackhide__ = True
-    assert_items_equal(sorted(actual.items()), sorted(expected.items()), what="(pair, count)")
+    if dict(actual) == dict(expected):
+        return
+    pairs = set(actual) | set(expected)
+    try:
+        ordered = sorted(pairs)
+    except TypeError:  # keys of mixed types: still one order
+        ordered = sorted(pairs, key=repr)
+    differing = [p for p in ordered if actual.get(p) != expected.get(p)]
+    pair = differing[0]
+
+    def count(counts: Mapping, absent: str) -> str:
+        return _short(counts[pair]) if pair in counts else f"none ({absent})"
+
+    raise AssertionError(
+        f"pair counts differ first at pair {_short(pair)} (expected {len(expected)} pairs, got {len(actual)}; "
+        f"{len(differing)} pairs differ)\n  expected: {count(expected, 'the pair does not occur in the ids')}\n"
+        f"  got:      {count(actual, 'the pair is missing')}"
+    )
 
 
 def pair_counts_after(
