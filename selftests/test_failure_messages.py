@@ -257,3 +257,14 @@ def test_a_missing_pair_count_is_named_by_its_pair_not_by_a_shifted_position():
     assert "(expected 4 pairs, got 3; 2 pairs differ)" in first, message
     assert "expected: 1" in message and "got:      none (the pair is missing)" in message, message
     assert "(2, 1)" not in message, message
+
+
+def test_two_text_pieces_in_a_row_are_shown_with_where_the_second_starts():
+    # specials [". "] put into a regex unescaped: "." matches any character, so "b " is cut
+    # out as if it were the special; the message must show that piece, not only its number
+    from tests.oracles import split_rule_violation
+
+    broken = split_rule_violation("ab cd. ef", [". "], ["a", "b ", "cd", ". ", "ef"])
+    assert broken is not None and broken.startswith("pieces 0 and 1 are both text"), broken
+    assert "'a'" in broken and "'b '" in broken and "character 1" in broken, broken
+    assert "neither is a special token" in broken, broken

@@ -16,6 +16,8 @@ from pathlib import Path
 
 import regex
 
+from harness.values import short_repr
+
 EXPECTED_TRAINING = Path(__file__).resolve().parent.parent / "fixtures" / "expected_training.json"
 
 
@@ -92,7 +94,9 @@ def split_rule_violation(text: str, special_tokens: Sequence[str], pieces: Seque
             after_text = False
         else:
             if after_text:
-                return f"pieces {k - 1} and {k} are both text: the text between two special tokens is one piece"
+                return (f"pieces {k - 1} and {k} are both text: the text between two special tokens is one piece "
+                        f"({short_repr(pieces[k - 1], 40)}, then {short_repr(piece, 40)} at character {pos}: "
+                        "neither is a special token)")
             for j in range(pos, pos + len(piece)):
                 hit = next((s for s in special_tokens if text.startswith(s, j)), None)
                 if hit is not None:
