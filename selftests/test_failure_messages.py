@@ -169,6 +169,12 @@ class Tokenizer:  # a draft that never applies a merge: one id per byte
 def test_a_failing_random_example_shows_gpt2s_vocab_by_its_size_not_its_entries(tmp_path):
     # Hypothesis prints every argument of a failing example, fixtures included: GPT-2's
     # (vocab, merges) took 2,000 lines (32 kB) before the failure's message
+
+
+@pytest.mark.slow
+def test_a_trainer_over_its_speed_limit_is_told_what_to_look_for(tmp_path):
+    # the speed line gave both times and the limit, never what makes a trainer slow; a hidden
+    # test shows its first line only, so the hint must be on it
     import subprocess
     import sys
 
@@ -268,3 +274,17 @@ def test_two_text_pieces_in_a_row_are_shown_with_where_the_second_starts():
     assert broken is not None and broken.startswith("pieces 0 and 1 are both text"), broken
     assert "'a'" in broken and "'b '" in broken and "character 1" in broken, broken
     assert "neither is a special token" in broken, broken
+
+
+    with open(sub / "student" / "train.py", "a", encoding="utf-8") as f:
+        f.write("\n\ndef train_bpe(input_path, vocab_size, special_tokens):  # far past any limit\n"
+                "    import time\n    time.sleep(60)\n")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--submission", str(sub),
+         "tests/hidden/test_speed_hidden.py::test_training_on_corpus_en_correct_and_within_the_speed_limit"],
+        cwd=ROOT, env=child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0"), capture_output=True, text=True,
+        timeout=300, stdin=subprocess.DEVNULL,
+    )
+    first = next((line for line in proc.stdout.splitlines() if "too slow: stopped after" in line), "")
+    assert first, proc.stdout[-3000:]
+    assert "look for: the pair counts recomputed over the whole corpus after each merge" in first, first

@@ -146,18 +146,19 @@ STOP_MARGIN = 0.5  # seconds past the speed limit at which the submission's time
 
 @pytest.fixture
 def check_speed(pytestconfig: pytest.Config, record_property, impl):
-    """``check_speed(what, run_impl, run_ref, expected=...)``: time the reference (best of 3)
+    """``check_speed(what, run_impl, run_ref, expected=..., hint=...)``: time the reference (best of 3)
     while every process of the submission is stopped (it cannot slow the reference down and
     so widen its own limit), then the submission (once), on the same work in this run,
     stopped once past the limit. The test passes only if the submission's result is correct
     (equal to ``expected`` when given, else to the reference's result) and within the
     policy's multiple of the reference plus its floor. The speed line, with the reference
-    time used, is recorded either way."""
+    time used, is recorded either way. ``hint``, what usually makes such code slow, ends a
+    "too slow" line (a hidden test shows its first line only)."""
     from harness.timing import SpeedPolicy, best_time, result_difference, speed_report, timed_within
 
     policy = policy_value(pytestconfig, "speed", SpeedPolicy())  # the grading policy's, when grading
 
-    def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE):
+    def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE, hint: str = ""):
         impl.ready()  # a worker's start is never timed (an earlier stop may have ended the last)
         with impl.paused() as stopped:
             ref_result, reference = best_time(run_ref)
@@ -166,12 +167,13 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
         result, seconds, over = timed_within(run_impl, limit + STOP_MARGIN)
         report = speed_report(what, seconds, reference, policy, stopped=stopped)
         record_property("speed", report)
+        look = f"; look for: {hint}" if hint else ""
         if over:
             pytest.fail(f"too slow: stopped after {seconds:.2f} s, past its limit (its result was not awaited): "
-                        f"{report}", pytrace=False)
+                        f"{report}{look}", pytrace=False)
         wrong = result_difference(ref_result if expected is _FROM_REFERENCE else expected, result)
         assert wrong is None, f"wrong result, and speed counts only for correct results: {wrong}\n{report}"
-        assert seconds <= limit, f"too slow: {report}"
+        assert seconds <= limit, f"too slow: {report}{look}"
         return result
 
     return check
