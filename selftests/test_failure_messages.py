@@ -288,3 +288,18 @@ def test_two_text_pieces_in_a_row_are_shown_with_where_the_second_starts():
     first = next((line for line in proc.stdout.splitlines() if "too slow: stopped after" in line), "")
     assert first, proc.stdout[-3000:]
     assert "look for: the pair counts recomputed over the whole corpus after each merge" in first, first
+
+
+def test_word_ids_that_differ_point_at_a_pretokenize_that_differs_first():
+    # a WordTokenizer built on a pretokenize splitting " café" into " caf", "é": ids number
+    # words by first appearance, so they part later than the words; the message gave ids only
+    from tests.diff import assert_word_ids_equal
+
+    text, gpt2 = "a café b.", ["a", " café", " b", "."]
+    with pytest.raises(AssertionError) as err:
+        assert_word_ids_equal([1, 2, 3, 4, 5], [1, 2, 3, 4], text, gpt2, lambda: ["a", " caf", "é", " b", "."])
+    message = str(err.value)
+    assert message.startswith("ids differ at position 4"), message  # the ids part later than the words
+    assert "your pretokenize already differs from GPT-2's on this text at pre-token #1 (expected ' café', got ' caf')" \
+        in message, message
+    assert "fix pretokenize first" in message, message

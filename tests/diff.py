@@ -76,6 +76,30 @@ def assert_ids_equal(
     raise AssertionError("\n".join(lines))
 
 
+def assert_word_ids_equal(actual: list[int], expected: list[int], text: str, words: list[str], theirs) -> None:
+    """:func:`assert_ids_equal` for a word tokenizer's ids, saying where ``theirs()`` (the
+    submission's pre-tokens of ``text``, asked only on a difference) first parts from
+    ``words`` (GPT-2's): its pieces are the words, and ids number words by first
+    appearance, so they part later than the words do."""
+    __tracebackhide__ = True
+    if first_difference(expected, actual) is None:
+        return
+    try:
+        got_words = list(theirs())
+    except Exception:  # not written yet, or broken: its own tests say so
+        got_words = None
+    k = None if got_words is None else first_difference(words, got_words)
+    try:
+        assert_ids_equal(actual, expected, text=text)
+    except AssertionError as err:
+        if k is None:
+            raise
+        want, got = (_short(w[k], 40) if k < len(w) else "<end>" for w in (words, got_words))
+        raise AssertionError(f"{err}\n  your pretokenize already differs from GPT-2's on this text at pre-token #{k} "
+                             f"(expected {want}, got {got}), and its pieces are the words: fix pretokenize first "
+                             "(tests/public/test_pretokenize.py)") from None
+
+
 def assert_text_equal(actual: str, expected: str, *, what: str = "text") -> None:
     """Equal strings, or the first differing character with context."""
     __tracebackhide__ = True
