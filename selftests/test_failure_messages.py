@@ -169,12 +169,6 @@ class Tokenizer:  # a draft that never applies a merge: one id per byte
 def test_a_failing_random_example_shows_gpt2s_vocab_by_its_size_not_its_entries(tmp_path):
     # Hypothesis prints every argument of a failing example, fixtures included: GPT-2's
     # (vocab, merges) took 2,000 lines (32 kB) before the failure's message
-
-
-@pytest.mark.slow
-def test_a_trainer_over_its_speed_limit_is_told_what_to_look_for(tmp_path):
-    # the speed line gave both times and the limit, never what makes a trainer slow; a hidden
-    # test shows its first line only, so the hint must be on it
     import subprocess
     import sys
 
@@ -276,6 +270,18 @@ def test_two_text_pieces_in_a_row_are_shown_with_where_the_second_starts():
     assert "neither is a special token" in broken, broken
 
 
+@pytest.mark.slow
+def test_a_trainer_over_its_speed_limit_is_told_what_to_look_for(tmp_path):
+    # the speed line gave both times and the limit, never what makes a trainer slow; a hidden
+    # test shows its first line only, so the hint must be on it
+    import subprocess
+    import sys
+
+    from harness.childenv import child_env
+
+    from .support import ROOT, make_submission
+
+    sub = make_submission(tmp_path / "sub")
     with open(sub / "student" / "train.py", "a", encoding="utf-8") as f:
         f.write("\n\ndef train_bpe(input_path, vocab_size, special_tokens):  # far past any limit\n"
                 "    import time\n    time.sleep(60)\n")

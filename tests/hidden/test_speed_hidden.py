@@ -24,8 +24,7 @@ def test_gpt2_encode_of_1mb_correct_and_within_the_speed_limit(impl, ref, gpt2_v
         lambda: ref_toks.pop().encode(text),
         expected=gpt2_oracle(text),  # tiktoken's ids: a fast wrong answer earns nothing
         hint="the merge list searched per pre-token instead of a dict of pair ranks built once in __init__, "
-             "no cache of the ids of pre-tokens already encoded, or patterns compiled on every call "
-             "(student/tokenizer.py's hints)",
+             "no cache of the ids of pre-tokens already encoded, or patterns compiled on every call",
     )
 
 
@@ -39,7 +38,7 @@ def test_training_on_corpus_en_correct_and_within_the_speed_limit(impl, ref, fix
         lambda: without_layout(ref.run_train_bpe(path, 1000, [EOT])),
         hint="the pair counts recomputed over the whole corpus after each merge (update only the words "
              "holding the merged pair), each occurrence of a pre-token handled apart instead of the distinct "
-             "ones with their counts, or all pairs sorted at each step (student/train.py's hints)",
+             "ones with their counts, or all pairs sorted at each step",
     )
 
 
