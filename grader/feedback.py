@@ -8,7 +8,10 @@ import ast
 import re
 import textwrap
 from functools import lru_cache
+from itertools import takewhile
 from pathlib import Path
+
+from harness.in_progress import FRAMES_HEADER
 
 from .report import KNOWN_BUG_PREFIX, Case, known_bug_line
 
@@ -41,10 +44,21 @@ def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_in
         picked[0] = picked[0].removeprefix("AssertionError: ").removeprefix("Failed: ")
         picked = [ln.rstrip() for ln in picked if ln.strip()]
     else:
-        picked = _grouped_message(lines) or [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG_PREFIX not in ln][:1]
+        picked = _grouped_message(lines) or _first_line_and_frames(lines, max_lines)
     if len(picked) > max_lines:
         picked = picked[:max_lines] + ["..."]
     return "\n".join(picked)
+
+
+def _first_line_and_frames(lines: list[str], max_lines: int) -> list[str]:
+    """The first line of a failure without pytest's ``E`` lines (a test timeout's), then, when
+    it says where the submission's code was, that header and the innermost frames that fit
+    in ``max_lines``."""
+    first = [ln.strip() for ln in lines if ln.strip() and KNOWN_BUG_PREFIX not in ln][:1]
+    if not first or FRAMES_HEADER not in lines:
+        return first
+    frames = list(takewhile(lambda ln: ln.startswith("  "), lines[lines.index(FRAMES_HEADER) + 1:]))
+    return first + [FRAMES_HEADER] + frames[-max(max_lines - 2, 1):]
 
 
 def _grouped_message(lines: list[str]) -> list[str]:

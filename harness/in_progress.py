@@ -23,6 +23,7 @@ class _Noted(threading.local):
 
 
 _noted = _Noted()
+FRAMES_HEADER = "your code was at (innermost last):"  # the line before a failure's frames
 
 
 class CallInProgress:
@@ -65,4 +66,4 @@ def frames_at(error: BaseException) -> list[str]:
 
 def told_frames(frames: list[str]) -> str:
     """``frames`` as a failure's text ends with them: ``""`` when there are none."""
-    return "\nyour code was at (innermost last):\n" + "\n".join(f"  {f}" for f in frames) if frames else ""
+    return f"\n{FRAMES_HEADER}\n" + "\n".join(f"  {f}" for f in frames) if frames else ""

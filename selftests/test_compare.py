@@ -364,3 +364,15 @@ def test_terminal_shows_a_submissions_escape_sequences_literally():
         text = C.terminal(build(sub, passing(sub), "eve"), every_case)
         assert "\x1b" not in text and "\x9b" not in text and "\r" not in text
         assert "ValueError: \\x1b]0;PWNED\\x07\\x1b[2J" in text
+
+
+# a test timeout's output as harness.timeouts writes it (no pytest ``E`` lines): the call, then
+# where the submission's code was
+TIMEOUT_OUTPUT = (
+    "Timeout (>60.0s): the test took longer than its limit of 60.0 s while your code was running adapters.run_train_bpe(...)\n"
+    "your code was at (innermost last):\n  adapters.py:82 in run_train_bpe\n  student/train.py:56 in train_bpe"
+)
+
+
+def test_first_difference_of_a_timeout_keeps_where_the_code_was():
+    assert first_divergence(TIMEOUT_OUTPUT) == TIMEOUT_OUTPUT
