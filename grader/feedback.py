@@ -29,6 +29,12 @@ MAX_OTHER_CASES = 8  # failing cases listed by id after the first one
 MAX_SPEED_LINES = 4
 
 
+# what pytest adds after a test's own assertion message: the assert statement with its values
+# (``assert 9 == 1``) and its ``where``s, which can name objects by address (another each run);
+# a comparison's diff lines (``At index 0 diff: ...``, ``- abd``) are kept
+PYTEST_RESTATEMENT = re.compile(r"assert .*|\+\s+(where|and|or) .*")
+
+
 def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_indent: bool = False) -> str:
     """The assertion message of a failure (pytest's ``E`` lines, without the traceback),
     which for the graded tests names the first difference; else its first line. With
@@ -43,6 +49,8 @@ def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_in
         picked = picked[start:]
         picked[0] = picked[0].removeprefix("AssertionError: ").removeprefix("Failed: ")
         picked = [ln.rstrip() for ln in picked if ln.strip()]
+        if picked and not picked[0].startswith("assert "):  # the test's own message: pytest's restatement dropped
+            picked = [ln for ln in picked if not PYTEST_RESTATEMENT.match(ln.strip())]
     else:
         picked = _grouped_message(lines) or _first_line_and_frames(lines, max_lines)
     if len(picked) > max_lines:

@@ -376,3 +376,26 @@ TIMEOUT_OUTPUT = (
 
 def test_first_difference_of_a_timeout_keeps_where_the_code_was():
     assert first_divergence(TIMEOUT_OUTPUT) == TIMEOUT_OUTPUT
+
+
+# ``assert any(...), message`` failing: pytest adds its explanation of the False, which names a
+# generator object by its address (another each run) and says nothing the message does not
+ASSERT_ANY = """tests/public/test_train_bpe.py:258: in test_every_merge_lies_inside_one_pretoken
+    assert any(a + b in p for p in pretokens), (
+E   AssertionError: merge #0 (b'e', b' ') makes b'e ', which occurs inside no GPT-2 pre-token
+E   assert False
+E    +  where False = any(<generator object test_every_merge_lies_inside_one_pretoken.<locals>.<genexpr> at 0x7f79135d3920>)
+"""
+
+
+def test_first_difference_of_a_messaged_assert_false_is_the_message_alone():
+    assert first_divergence(ASSERT_ANY) == "merge #0 (b'e', b' ') makes b'e ', which occurs inside no GPT-2 pre-token"
+
+
+def test_first_difference_after_a_message_drops_pytests_restatement_but_keeps_a_diff():
+    restated = "E   AssertionError: encode('x') should be one id, got [1, 2]\nE   assert 2 == 1\nE    +  where 2 = len([1, 2])\n"
+    assert first_divergence(restated) == "encode('x') should be one id, got [1, 2]"
+    diffed = "E   AssertionError: decode differs\nE   assert 'abc' == 'abd'\nE     \nE     - abd\nE     + abc\n"
+    assert first_divergence(diffed) == "decode differs\n- abd\n+ abc"
+    plain = "E   assert [1, 2] == [1]\nE     Left contains one more item: 2\n"
+    assert first_divergence(plain) == "assert [1, 2] == [1]\nLeft contains one more item: 2"
