@@ -136,7 +136,7 @@ def entry_feedback(entry, policy: str) -> tuple[str, str]:
     difference = bounded(difference)
     others = [case_id(c.nodeid) for c in failing[1:]] if show_ids else []
     others_text = ", ".join(others[:MAX_OTHER_CASES]) + (f" and {len(others) - MAX_OTHER_CASES} more" if len(others) > MAX_OTHER_CASES else "")
-    speed = _speed_lines(entry)
+    speed = [s for s in _speed_lines(entry) if s not in difference]  # a failure's message already states it
     note = HIDDEN_NOTES.get(policy, HIDDEN_NOTE) if restricted and first is not None else ""
 
     text = [x for x in [header, difference, *bugs, *speed] if x]

@@ -278,3 +278,14 @@ def test_a_skipped_case_is_told_by_its_reason_not_by_pytests_tuple():
     assert report.longreprtext.startswith("(") and path in report.longreprtext
     assert skip_reason(report) == reason
     assert skip_reason(pytest.TestReport("t.py::y", ("t.py", 1, "y"), {}, "skipped", None, "setup")) == "skipped"
+
+
+def test_a_failed_speed_test_states_its_timing_once(tmp_path):
+    timing = "train_bpe(corpus_en.txt, 1000, [EOT]): 4.061 s, reference 0.251 s (best of 3), 16.2x; limit 10x + 1 s = 3.51 s"
+    slow = case("tests/public/test_a.py::test_speed", "failed", output=f"E   Failed: too slow: stopped after 4.06 s: {timing}")
+    slow.properties["speed"] = timing
+    fast = case("tests/public/test_a.py::test_speed_too")
+    fast.properties["speed"] = timing.replace("4.061", "2.000")
+    slow_entry, fast_entry = score_report(config(tmp_path), RunReport([slow, fast]))[0].tests
+    assert slow_entry.text.count("16.2x") == 1 and slow_entry.markdown.count("16.2x") == 1
+    assert "2.000 s" in fast_entry.text  # a passing speed test still shows its timing
