@@ -32,13 +32,18 @@ def student_pages(folder: Path) -> dict[str, GradeReport]:
     return reports
 
 
+def _cases(n: int) -> str:
+    """``n`` failing cases, as the class table counts them (``1 case``, ``2 cases``)."""
+    return f"{n} case{'' if n == 1 else 's'}"
+
+
 def class_terminal(comparisons: list[C.Comparison]) -> str:
     groups = comparisons[0].groups if comparisons else []
     rows = [("student", "total", *(g.name for g in groups), "failing", "known bugs")]
     for c in comparisons:
         scores = {g.name: g.sub_score for g in c.groups}
         rows.append((c.name, C.points(c.sub.score), *(C.points(scores.get(g.name, 0.0)) for g in groups),
-                     "could not be graded" if c.sub.error else f"{sum(x.failed for x in c.cases)} cases",
+                     "could not be graded" if c.sub.error else _cases(sum(x.failed for x in c.cases)),
                      str(len(c.diagnoses))))
     lines = C.columns(rows, left=1)
     lines.insert(1, "-" * len(lines[0]))

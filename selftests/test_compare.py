@@ -15,6 +15,7 @@ import pytest
 
 from harness.childenv import child_env
 from grader import compare as C
+from grader import compare_class as CC
 from grader.compare_html import class_page, page
 from grader.config import load_config
 from grader.feedback import first_divergence
@@ -399,3 +400,10 @@ def test_first_difference_after_a_message_drops_pytests_restatement_but_keeps_a_
     assert first_divergence(diffed) == "decode differs\n- abd\n+ abc"
     plain = "E   assert [1, 2] == [1]\nE     Left contains one more item: 2\n"
     assert first_divergence(plain) == "assert [1, 2] == [1]\nLeft contains one more item: 2"
+
+
+def test_class_table_counts_one_failing_case_in_the_singular():
+    one = report({"first": [("tests/public/test_a.py::test_ok[0]", "failed", TRACEBACK), ("tests/public/test_a.py::test_ok[1]", "passed", "")]})
+    rows = CC.class_terminal([build(one, passing(one), "alice"), build(one_bug(), passing(one_bug()), "bob")]).splitlines()
+    assert " 1 case " in rows[2] and " 1 cases " not in rows[2], rows[2]
+    assert " 2 cases " in rows[3]
