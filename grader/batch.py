@@ -356,7 +356,7 @@ def run_batch(folder: Path, opts: BatchOptions) -> int:
     STOPPING.clear()
     if not opts.quiet:
         where = f" on the Dask cluster at {opts.scheduler}" if runner else ""
-        print(f"batch: grading {len(submissions)} submissions, {jobs} at a time{where}", flush=True)
+        print(f"batch: grading {len(submissions)} submission{'s' if len(submissions) != 1 else ''}, {jobs} at a time{where}", flush=True)
 
     def one(sub: Submission) -> Row:
         try:
