@@ -43,7 +43,9 @@ def build_parser() -> argparse.ArgumentParser:
     h = sub.add_parser("handout", help="export the student repository and/or the Gradescope autograder zip")
     h.add_argument("out", type=Path, nargs="?", help="folder to write the student repository to (new or empty; --force replaces an earlier handout)")
     h.add_argument("--gradescope", type=Path, metavar="ZIP", help="also (or only) write Gradescope's autograder zip here")
-    h.add_argument("--config", type=Path, default=None, help="grading policy (default: grading.yaml)")
+    h.add_argument("--config", type=Path, default=None,
+                   help="grading policy, a file or a name (default: grading.yaml): the handout's groups, and the one the "
+                        "Gradescope autograder grades every upload by, whatever its layout (cs336 for a CS336 course)")
     h.add_argument("--python", default=None, metavar="X.Y",
                    help="the oldest Python the course uses: the handout's requires-python, README and Classroom workflow, and "
                         "the Gradescope autograder's (its setup.sh installs it where the image's python3 is older); "

@@ -5,6 +5,7 @@ the full suite, reference, fixtures). ``setup.sh`` installs the pinned versions 
 
 from __future__ import annotations
 
+import dataclasses
 import shlex
 import stat
 import zipfile
@@ -16,10 +17,12 @@ from .policies import NAMED_POLICIES
 from .request import GradeRequest
 
 # run_autograder's grading, its words shell variables of the script: the copied submission and
-# the results file Gradescope reads. No policy: the submission's layout chooses it, as `grade`
-# does (grading-cs336.yaml for a CS336 repository, grading.yaml otherwise); the script adds
-# `--config "$AUTOGRADER_CONFIG"` when that is set (a policy file or name)
-AUTOGRADER_REQUEST = GradeRequest(submission=Path("$WORK"), results=Path("$RESULTS/results.json"))
+# the results file Gradescope reads, by the policy the bundle was exported with (a file of the
+# bundle, named relative to the folder it grades in; grading.yaml unless `handout --config`
+# named another): never the one the upload's layout would choose, so that an upload laid out
+# like a CS336 repository is not graded by CS336's contract, where Parts 1-3 count for nothing.
+# The script adds `--config "$AUTOGRADER_CONFIG"` when that is set (a policy file or name): it wins
+AUTOGRADER_REQUEST = GradeRequest(submission=Path("$WORK"), results=Path("$RESULTS/results.json"), config=NAMED_POLICIES["default"])
 
 
 def shell_command(argv: list[str]) -> str:
@@ -28,22 +31,26 @@ def shell_command(argv: list[str]) -> str:
     return " ".join(f'"{word}"' if "$" in word else shlex.quote(word) for word in argv)
 
 
-def gradescope_files(root: Path = ROOT, python: str = PYTHON_VERSION) -> dict[str, str]:
+def gradescope_files(root: Path = ROOT, python: str = PYTHON_VERSION, policy: str = NAMED_POLICIES["default"]) -> dict[str, str]:
     """The generated scripts of the autograder zip; ``setup.sh`` makes its venv with a Python
-    ``python`` or newer (``handout --python``: CS336's 2026 starter asks for 3.12)."""
+    ``python`` or newer (``handout --python``: CS336's 2026 starter asks for 3.12);
+    ``run_autograder`` grades by ``policy``, the name of a policy file of the bundle."""
     deps = " ".join(shlex.quote(d) for d in locked(root))
     major, minor = python_version(python)
+    request = dataclasses.replace(AUTOGRADER_REQUEST, config=policy)
     return {
         "setup.sh": render("setup.sh", dependencies=deps, python=f"{major}.{minor}", python_tuple=f"{major}, {minor}"),
-        "run_autograder": render("run_autograder", grade_command=shell_command(AUTOGRADER_REQUEST.argv(python="$PY"))),
+        "run_autograder": render("run_autograder", grade_command=shell_command(request.argv(python="$PY"))),
     }
 
 
-def export_gradescope(zip_path: Path, root: Path = ROOT, python: str = PYTHON_VERSION) -> list[str]:
+def export_gradescope(zip_path: Path, root: Path = ROOT, python: str = PYTHON_VERSION, policy: Path | None = None) -> list[str]:
     """Write Gradescope's autograder zip (bundling ``root``'s policies, grading.yaml and
-    grading-cs336.yaml, which the caller has loaded: a broken policy is never bundled);
+    grading-cs336.yaml, and ``policy``, the one it grades by, at its file name: default
+    ``root``'s grading.yaml; the caller has loaded them: a broken policy is never bundled);
     returns its member names."""
-    members: dict[str, Path | str] = dict(gradescope_files(root, python))
+    policy = Path(policy) if policy is not None else root / NAMED_POLICIES["default"]
+    members: dict[str, Path | str] = dict(gradescope_files(root, python, policy.name))
     # mutants/ (when present) lets failures say "this matches a known bug" on Gradescope too
     for top in ("harness", "sandbox", "grader", "tests", "reference", "fixtures", "student", "mutants"):
         for path in sorted((root / top).rglob("*")) if (root / top).is_dir() else []:
@@ -52,6 +59,7 @@ def export_gradescope(zip_path: Path, root: Path = ROOT, python: str = PYTHON_VE
                 members[rel.as_posix()] = path
     for name in ("adapters.py", *NAMED_POLICIES.values(), "pyproject.toml", LOCK):
         members[name] = root / name
+    members[policy.name] = policy
     zip_path = Path(zip_path)
     zip_path.parent.mkdir(parents=True, exist_ok=True)
     tmp = zip_path.with_name(zip_path.name + ".tmp")

@@ -388,9 +388,9 @@ def main(out: Path | None, gradescope: Path | None, config: Path | None = None, 
             print(f"handout: wrote {len(files)} files to {out}")
         if gradescope is not None:
             default_policy()  # refuse to bundle a broken policy
-            for name in NAMED_POLICIES.values():
-                load_config(ROOT / name)
-            names = export_gradescope(gradescope, python=python)
+            for path in [ROOT / name for name in NAMED_POLICIES.values()] + [policy_path(config)]:
+                load_config(path)  # and the one it grades by (--config), whatever the upload's layout
+            names = export_gradescope(gradescope, python=python, policy=policy_path(config))
             print(f"handout: wrote the Gradescope autograder {gradescope} ({len(names)} files)")
     except (HandoutError, ConfigError, OSError) as err:  # OSError: where it writes cannot be made or written
         text = f"cannot write {err.filename or out or gradescope} ({why_not(err)})" if isinstance(err, OSError) else err

@@ -15,6 +15,8 @@ from grader.__main__ import build_parser
 from grader.gradescope import AUTOGRADER_REQUEST, gradescope_files
 from grader.request import GradeRequest
 
+from .support import ROOT
+
 # a value other than the default for every field (a field added without one fails below)
 OTHER = {
     "submission": Path("/submissions/alice smith"),
@@ -103,3 +105,32 @@ def test_run_autograder_runs_the_autograder_request(env, changes):
     assert words[:3] == ["-m", "grader", "grade"]
     expected = dataclasses.replace(AUTOGRADER_REQUEST, submission=Path("/graded"), results=Path("/results/results.json"))
     assert parsed(words[3:]) == dataclasses.replace(expected, **changes)
+
+
+def test_the_bundle_names_its_policy_so_an_upload_laid_out_like_cs336_cannot_choose_its_own(tmp_path, monkeypatch):
+    # a course running this assignment: an upload moved into CS336's layout (tests/adapters.py,
+    # no adapters.py) was graded by grading-cs336.yaml, where Parts 1-3 count for nothing: a
+    # tokenizer without the warm-up or the primitives scored 100/100 so, 80/100 as student/
+    from .support import build_layout
+
+    upload = build_layout("cs336", tmp_path / "upload")
+    monkeypatch.chdir(ROOT)  # run_autograder grades in the bundle's source folder
+    request = dataclasses.replace(parsed(autograder_command("")[3:]), submission=upload)
+    assert request.policy_file().resolve() == (ROOT / "grading.yaml").resolve()
+
+
+def test_handout_bundles_the_policy_it_is_given_and_run_autograder_grades_by_it(tmp_path):
+    # `handout --config course.yaml --gradescope ZIP` bundled the repository's grading.yaml
+    # and graded by it: the course's points were in the student README, not on Gradescope
+    import zipfile
+
+    from grader.__main__ import main
+
+    policy = tmp_path / "course.yaml"
+    policy.write_text((ROOT / "grading.yaml").read_text(encoding="utf-8"), encoding="utf-8")
+    bundle = tmp_path / "autograder.zip"
+    assert main(["handout", "--config", str(policy), "--gradescope", str(bundle)]) == 0
+    with zipfile.ZipFile(bundle) as zf:
+        assert zf.read("course.yaml") == policy.read_bytes()
+        script = zf.read("run_autograder").decode()
+    assert " --config course.yaml " in script, script

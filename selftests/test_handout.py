@@ -437,14 +437,16 @@ def test_run_autograder_grades_the_submission_into_results_json(runs):
 
 def autograde_a_cs336_repository(bundle: Path, tmp: Path) -> dict:
     """A correct CS336-layout repository (tests/adapters.py over cs336_basics/) uploaded as it
-    is, graded on two CS336 rules: by the CS336 policy, which its layout selects, as grade does."""
+    is to a CS336 course's bundle (its policy the CS336 one: AUTOGRADER_CONFIG here, as
+    `handout --config cs336 --gradescope` names it), graded on two CS336 rules."""
     from .support import build_layout
 
     root = fake_autograder(bundle, tmp / "autograder")
     shutil.rmtree(root / "submission")
     build_layout("cs336", root / "submission")
     # --no-install-declared: the selftests never reach a package index (test_install_declared installs from a folder)
-    return run_autograder(root, extra="--no-install-declared --tests tests/cs336/test_cs336_contract.py::test_hand_worked_merges_with_a_special_token_given")
+    return run_autograder(root, Path("cs336"),
+                          "--no-install-declared --tests tests/cs336/test_cs336_contract.py::test_hand_worked_merges_with_a_special_token_given")
 
 
 def test_run_autograder_grades_a_cs336_repository_by_the_cs336_policy(runs):
