@@ -5,7 +5,8 @@ A grading has a total time budget. Code that hangs in one function would spend t
 it waiting out that function's limit test after test (830 cases, 60 s each), and the tests of
 the other functions would never run. So when calls to one function end by a limit on
 ``after`` tests in a row (a test over its time limit or a worker call over its deadline
-while that function was running, or its worker killed by a limit: :class:`TimeLost`), each
+while that function was running, or its worker killed by a limit: :class:`TimeLost`; or a
+``MemoryError`` it raised at the memory limit, which takes as long to reach every time), each
 later call to it fails at once with one line (:class:`NotCalled`); the tests of the other
 functions run as usual. A test in which the function returned (or raised on its own) resets
 its count.
@@ -61,6 +62,8 @@ class Breaker:
         """A call to ``function`` ended: returned (``error`` None) or raised ``error``."""
         if isinstance(error, TimeLost):
             self._lost[function] = error.limit_kind
+        elif isinstance(error, MemoryError):  # the memory limit, met inside the call (not a kill)
+            self._lost[function] = "ran out of memory"
         elif not isinstance(error, NotCalled):
             self._fine.add(function)
 
