@@ -80,3 +80,20 @@ def test_the_command_gives_its_python_to_the_handout_and_to_gradescope_as_major_
     (tmp_path / "out").mkdir()
     assert main(["handout", str(tmp_path / "out"), "--gradescope", str(tmp_path / "a.zip"), "--python", typed]) == 0
     assert seen == {"handout": "3.12", "gradescope": "3.12"}
+
+
+def test_setup_stops_in_one_line_naming_the_base_image_when_apt_has_no_such_python(tmp_path):
+    # an image whose python3 is older and whose apt has no python3.12 (Ubuntu 22.04, Debian 12):
+    # setup.sh ended with apt's own "E: Unable to locate package python3.12", nothing more
+    fake = tmp_path / "bin"
+    fake.mkdir()
+    for name, body in {"apt-get": "echo \"E: Unable to locate package $6\" >&2; exit 100", "python3": "exit 1"}.items():
+        (fake / name).write_text(f"#!/bin/sh\n{body}\n")
+        (fake / name).chmod(0o755)
+    setup = tmp_path / "setup.sh"
+    setup.write_text(gradescope_files(python="3.12")["setup.sh"])
+    env = {"PATH": f"{fake}:/usr/bin:/bin", "AUTOGRADER_ROOT": str(tmp_path / "autograder")}
+    proc = subprocess.run(["bash", str(setup)], env=env, capture_output=True, text=True, timeout=60)
+    assert proc.returncode == 1, proc.stderr
+    last = proc.stderr.strip().splitlines()[-1]
+    assert "python3.12" in last and "Ubuntu 24.04" in last and "PYTHON" in last, proc.stderr

@@ -6,8 +6,11 @@ set -euo pipefail
 ROOT="${AUTOGRADER_ROOT:-/autograder}"
 PY="${PYTHON:-python3}"
 if ! "$PY" -c 'import sys; sys.exit(sys.version_info < ({{python_tuple}}))' 2>/dev/null; then
-    apt-get update -q
-    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python{{python}} python{{python}}-venv
+    if ! { apt-get update -q && DEBIAN_FRONTEND=noninteractive apt-get install -y -q python{{python}} python{{python}}-venv; }; then
+        echo "setup.sh: this image's $PY is older than Python {{python}} and its apt has no python{{python}}: choose a Gradescope" \
+             "base image whose python3 is {{python}} or newer (Ubuntu 24.04's is 3.12), or set PYTHON at the top of setup.sh" >&2
+        exit 1
+    fi
     PY=python{{python}}
 fi
 if ! "$PY" -m venv "$ROOT/venv"; then
