@@ -289,3 +289,16 @@ def test_a_failed_speed_test_states_its_timing_once(tmp_path):
     slow_entry, fast_entry = score_report(config(tmp_path), RunReport([slow, fast]))[0].tests
     assert slow_entry.text.count("16.2x") == 1 and slow_entry.markdown.count("16.2x") == 1
     assert "2.000 s" in fast_entry.text  # a passing speed test still shows its timing
+
+
+def test_a_timed_out_visible_case_keeps_where_the_submissions_code_was(tmp_path):
+    # the harness's timeout text has no pytest ``E`` lines: its entry kept only the first line,
+    # so Gradescope never showed the frames the report and the terminal show
+    told = ("Timeout (>60.0s): the test took longer than its limit of 60.0 s while your code was running adapters.run_merge(...)"
+            "\nyour code was at (innermost last):\n  adapters.py:59 in run_merge\n  student/primitives.py:11 in merge")
+    report = RunReport([case("tests/public/test_a.py::test_t", "failed", output=told),
+                        case("tests/hidden/test_b_hidden.py::test_t", "failed", group="b", visibility="after_published", output=told)])
+    visible, hidden = (g.tests[0] for g in score_report(config(tmp_path), report))
+    assert visible.text.splitlines()[-2:] == ["  adapters.py:59 in run_merge", "  student/primitives.py:11 in merge"], visible.text
+    assert "student/primitives.py:11 in merge" in visible.markdown
+    assert "your code was at" not in hidden.text  # a hidden test keeps its first line only
