@@ -225,7 +225,7 @@ def test_the_training_speed_test_judges_correctness_without_the_vocab_layout(cha
 
     differences = []
 
-    def check_speed(what, run_impl, run_ref, expected=None):  # the correctness half of the real fixture
+    def check_speed(what, run_impl, run_ref, expected=None, hint=""):  # the correctness half of the real fixture
         differences.append(result_difference(run_ref(), run_impl()))
 
     speed(_Relaid(change), Implementation(LocalBackend("reference")), lambda name: ROOT / "fixtures" / name, check_speed)
