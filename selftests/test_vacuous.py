@@ -1,11 +1,13 @@
 """No test passes on a submission that implements nothing.
 
-Two submissions in ``selftests/vacuous/``: one where every adapter and method raises
+Three submissions in ``selftests/vacuous/``: one where every adapter and method raises
 ValueError (the exception the rejection tests expect, with every argument in its message),
-one where each returns an empty value of the right type. Graded on the whole suite, both must
-score exactly 0 (both together about 40 s on a quiet machine; the whole module is in the slow
-tier); the tests that once passed on one of them are checked case by case in the same
-gradings' reports (a regression check: graded, and not one point).
+one where each returns an empty value of the right type, and one whose constructors build a
+tokenizer whose every method raises ValueError (so a rejection test reaches the call it
+rejects). Graded on the whole suite, each must score exactly 0 (the first two together about
+40 s on a quiet machine; the whole module is in the slow tier); the tests that once passed on
+one of them are checked case by case in the same gradings' reports (a regression check:
+graded, and not one point).
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ from .prefetch import prefetched
 from .support import run_grade
 
 VACUOUS = Path(__file__).resolve().parent / "vacuous"
-KINDS = ["raise_everywhere", "return_empty"]
+KINDS = ["raise_everywhere", "return_empty", "refuse_after_construction"]
 pytestmark = [pytest.mark.slow, pytest.mark.timeout(1800)]  # each test waits on whole-suite gradings
 
 # Tests that passed on one of them before they were made to check an ordinary case too
@@ -58,6 +60,14 @@ ONCE_VACUOUS = [
     "tests/public/test_tokenizer.py::test_decode_of_empty_list_is_empty_string",
     "tests/public/test_encode_iterable.py::test_encode_iterable_of_nothing_yields_nothing",
     "tests/public/test_encode_iterable.py::test_encode_iterable_of_a_file_equals_encode_of_its_text",
+    # passed on refuse_after_construction (1.23 points, 2026-11-27): decode rejecting every id
+    # passed the tests of decode's rejections; each now first needs a valid decode to work
+    "tests/public/test_warmup.py::test_character_decode_rejects_ids_outside_unicode",
+    "tests/public/test_warmup.py::test_byte_decode_rejects_ids_outside_0_255",
+    "tests/public/test_warmup.py::test_word_decode_rejects_unknown_ids",
+    "tests/hidden/test_warmup_hidden.py::test_word_decode_rejects_an_unknown_id_anywhere",
+    "tests/public/test_tokenizer.py::test_decode_of_unknown_id_raises_value_error",
+    "tests/hidden/test_tokenizer_hidden.py::test_decode_of_random_unknown_ids_raises_value_error",
 ]
 # --max-time for the whole-suite gradings: grading.yaml's budget (540 s) cut them short under a
 # load of 20 (a .ci/run, 2026-11-26: the speed group, graded last, not reached), and every
@@ -66,7 +76,7 @@ MAX_TIME = 1500
 
 
 def _grade_all(base: Path) -> dict:
-    """Both submissions graded on the whole suite, with ``--report``, two at a time, without
+    """Each submission graded on the whole suite, with ``--report``, two at a time, without
     the known-bug replay (``BPE_DIAGNOSIS=0``): it only adds a line to a failure's feedback,
     never a point or a pass, which is all this module checks, and every test fails here, each
     failure replayed: 27 of the two gradings' 61 s of CPU (2026-11-26; scores and outcomes

@@ -15,7 +15,7 @@ import re
 import pytest
 
 from tests.diff import assert_ids_equal
-from tests.conftest import gpt2_byte_decoder
+from tests.conftest import gpt2_byte_decoder, must_work_first
 
 BYTES = {b: bytes([b]) for b in range(256)}
 
@@ -34,20 +34,6 @@ def names_byte(message: str, b: int) -> bool:
     """The message names byte ``b``: as a number (``65``), in hex (``0x41``) or as bytes."""
     lower = message.lower()
     return names_number(message, b) or f"0x{b:02x}" in lower or f"\\x{b:02x}" in lower or repr(bytes([b])) in message
-
-
-def must_work_first(what: str, action) -> None:
-    """Shared set-up of the rejection tests: ``action()``, the same function given valid
-    arguments, must not raise, so that code raising ValueError for everything cannot pass a
-    test that expects one. When it raises, the rejection test is skipped, without points: the
-    cause is reported once, by the tests of the valid cases, not again by every rejection rule."""
-    try:
-        action()
-    except NotImplementedError:
-        raise  # the stub: "not implemented: ..." says it best
-    except Exception as err:  # noqa: BLE001 - any failure of the valid call is the precondition's
-        first = str(err).splitlines()[0] if str(err) else ""
-        pytest.skip(f"not graded until {what} works: it raised {type(err).__name__}: {first}")
 
 
 def valid_tokenizer_must_work_first(impl) -> None:
