@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import signal
 import sys
 from pathlib import Path
 
@@ -94,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
         from .policies import policy_path
 
         config = policy_path(args.config) if args.config is not None else None  # a name becomes its file
+        # stopped by SIGTERM (a CI job's timeout), it stops its gradings and removes its folders, as on Ctrl-C
+        signal.signal(signal.SIGTERM, lambda signum, frame: sys.exit(128 + signum))
         if args.html is not None and args.submission is not None and not _can_write("compare", "the page", args.html):
             return 2  # said before the two gradings, not after
         return compare_main(args.submission, args.html, config, args.tests, args.max_time, args.every_case, args.batch)

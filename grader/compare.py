@@ -31,7 +31,7 @@ from harness.childenv import child_env
 from harness.printable import terminal_text
 from .feedback import first_divergence
 from .report import EntrySummary, GradeReport, ReportError, known_bug_line, read_grade_report
-from .request import GradeRequest
+from .request import GradeRequest, run_grading
 
 TERMINAL_LIMIT = 80  # the default terminal output of one submission stays under this many lines
 MAX_TERMINAL_LINES = TERMINAL_LIMIT - 2  # the `html:` line may follow
@@ -189,7 +189,7 @@ def build(sub: GradeReport, ref: GradeReport, name: str, titles: dict[str, str] 
 def run_grade(request: GradeRequest, report: Path, results: Path, max_time: float) -> GradeReport:
     """The report of ``request`` graded (quietly) with ``max_time``, results and report where said."""
     request = replace(request, results=results, report=report, max_time=max_time, quiet=True)
-    subprocess.run(request.argv(), cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, timeout=max_time + 120)
+    run_grading(request.argv(), max_time + 120, cwd=ROOT, env=child_env(), stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL)
     if not report.exists():
         return GradeReport(error="the grade command wrote no report")
     try:

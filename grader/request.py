@@ -10,6 +10,7 @@ the benchmarks, Gradescope's ``run_autograder``) builds its command line with
 from __future__ import annotations
 
 import argparse
+import subprocess
 import sys
 from dataclasses import dataclass, fields
 from pathlib import Path
@@ -84,6 +85,24 @@ def seconds(text: str) -> float:
     if not (0 < value < float("inf")):
         raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text!r}")
     return value
+
+
+def run_grading(argv: list[str], timeout: float, **popen: Any) -> int:
+    """Run a ``grade`` command line (:meth:`GradeRequest.argv`) to its end and return its exit
+    status. If the caller is stopped meanwhile (SIGTERM raised as ``SystemExit``, Ctrl-C) or the
+    grading runs past ``timeout`` (``subprocess.TimeoutExpired``), the grading gets SIGTERM
+    first, so that it writes its results and removes what it made, as ``grade`` does when stopped."""
+    proc = subprocess.Popen(argv, **popen)
+    try:
+        return proc.wait(timeout=timeout)
+    finally:
+        if proc.poll() is None:
+            proc.terminate()
+            try:
+                proc.wait(timeout=60)
+            except subprocess.TimeoutExpired:
+                proc.kill()
+                proc.wait()
 
 
 def option(name: str) -> str:

@@ -407,3 +407,28 @@ def test_class_table_counts_one_failing_case_in_the_singular():
     rows = CC.class_terminal([build(one, passing(one), "alice"), build(one_bug(), passing(one_bug()), "bob")]).splitlines()
     assert " 1 case " in rows[2] and " 1 cases " not in rows[2], rows[2]
     assert " 2 cases " in rows[3]
+
+
+def test_compare_stopped_by_sigterm_stops_its_grading_and_leaves_nothing(tmp_path):
+    """A CI job's timeout sends SIGTERM: compare died at once, its ``bpe-compare-`` folder
+    stayed, and the grading it had started ran on without it."""
+    import signal
+    import time
+
+    from .support import ROOT, make_submission
+
+    tmp = tmp_path / "tmp"
+    tmp.mkdir()
+    sub = make_submission(tmp_path / "sub")
+    proc = subprocess.Popen([sys.executable, "-m", "grader", "compare", "--submission", str(sub), "--tests", "tests/public/test_primitives.py"],
+                            cwd=ROOT, env=child_env(TMPDIR=str(tmp)), stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
+                            stderr=subprocess.STDOUT, text=True)
+    deadline = time.monotonic() + 120
+    while not any(p.name.startswith("bpe-grade-") for p in tmp.iterdir()):  # the grading's test run has started
+        assert proc.poll() is None and time.monotonic() < deadline, proc.communicate()[0][-2000:]
+        time.sleep(0.05)
+    proc.send_signal(signal.SIGTERM)
+    out, _ = proc.communicate(timeout=120)
+    assert proc.returncode == 128 + signal.SIGTERM, out[-2000:]
+    time.sleep(1)  # a grading left running would still be making files here
+    assert sorted(p.name for p in tmp.iterdir()) == [], out[-2000:]
