@@ -152,8 +152,9 @@ def grade_one(sub: Submission, opts: BatchOptions, run=None) -> Row:
 
 
 def _stage(sub: Submission, work: Path) -> Path:
-    """Copy (or extract) the submission into ``work``, unwrapped, under the student's name
-    (it seeds the per-submission cases); ``Rejected`` when it cannot be graded."""
+    """Copy (or extract) the submission into ``work``, under the student's name (it seeds the
+    per-submission cases); ``Rejected`` when it cannot be graded. An upload with everything
+    inside one folder stays so: ``grade`` grades it from that folder and says so."""
     if work.exists():
         shutil.rmtree(work, ignore_errors=True)
     try:
@@ -164,15 +165,8 @@ def _stage(sub: Submission, work: Path) -> Path:
     except Rejected:
         shutil.rmtree(work, ignore_errors=True)
         raise
-    root = unwrap(work)
-    if S.detect_layout(root) is None:
+    if S.detect_layout(unwrap(work)) is None:
         raise Rejected("no adapters.py (nor tests/adapters.py) in the submission")
-    if root != work:  # keep the student's name as the folder name (it seeds per-submission cases)
-        staged = work.with_name(f".{work.name}.unwrapping")  # a leading dot: no student's name
-        shutil.rmtree(staged, ignore_errors=True)
-        root.rename(staged)
-        shutil.rmtree(work)
-        staged.rename(work)
     return work
 
 

@@ -452,6 +452,7 @@ def test_batch_with_only_its_own_output_folder_in_the_folder_grades_no_one(tmp_p
 def test_each_log_keeps_its_students_grade_output(batch):
     log = (batch["out"] / "logs" / "zoe_cs336_reference.log").read_text(encoding="utf-8")
     assert "layout: CS336" in log and "not installed where grading runs: " in log, log[-2000:]
+    assert "unwrapped: everything in the submission is inside one folder, repo/, graded from there" in log, log[-2000:]
     assert re.search(r"^seed \d+.*isolation: ", log, re.M), log[-2000:]
     assert re.search(r"^total\s", log, re.M), "the table of points"
 

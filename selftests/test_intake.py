@@ -12,7 +12,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from grader.batch import _stage
-from grader.intake import Rejected, Submission, safe_extract
+from grader.intake import Rejected, Submission, safe_extract, unwrap_submission
 
 ENTRY = st.one_of(
     st.sampled_from([".", "./", "a", "a/", "a/b", "a/./b", "x" * 300, "d/" + "y" * 256, "/abs", "../up", "a\nb", "A"]),
@@ -66,9 +66,11 @@ def test_zip_oddities_are_refused_saying_what(tmp_path, entries, says):
         safe_extract(archive, tmp_path / "out")
 
 
-def test_staging_a_wrapped_submission_never_touches_a_student_named_like_its_staging_folder(tmp_path):
-    """Student names are letters, digits and ``._@+-``: ``coll`` (a zip of a folder, unwrapped
-    when staged) and ``coll.unwrapped`` are both graded from their own files, twice over."""
+def test_staging_keeps_a_wrapped_submission_as_handed_in_for_grade_to_unwrap_and_say_so(tmp_path):
+    """Student names are letters, digits and ``._@+-``: ``coll`` (a zip of a folder) and
+    ``coll.unwrapped`` are both staged from their own files, twice over; ``coll`` keeps its
+    one folder, which ``grade`` unwraps and names in its output (staging unwrapped it, and
+    batch's logs never said so)."""
     handed = tmp_path / "handed"
     handed.mkdir()
     _zip(handed / "coll.zip", ["coll/adapters.py", "coll/mine_coll.py"])
@@ -78,7 +80,8 @@ def test_staging_a_wrapped_submission_never_touches_a_student_named_like_its_sta
         for name in ("coll.unwrapped", "coll"):
             root = _stage(Submission(name, handed / f"{name}.zip"), work / name)
             assert root == work / name
-        assert sorted(p.name for p in (work / "coll").iterdir()) == ["adapters.py", "mine_coll.py"]
+        assert unwrap_submission(work / "coll") == (work / "coll" / "coll", "coll")
+        assert sorted(p.name for p in (work / "coll" / "coll").iterdir()) == ["adapters.py", "mine_coll.py"]
         assert sorted(p.name for p in (work / "coll.unwrapped").iterdir()) == ["adapters.py", "mine_unwrapped.py"]
 
 
