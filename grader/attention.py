@@ -3,6 +3,7 @@ whose failures match a known bug, read from each student's grade report."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from harness.printable import terminal_text
@@ -48,6 +49,13 @@ def _cut(text: str, width: int) -> str:
     return text if len(text) <= width else text[: width - 1] + "…"
 
 
+def _error_cell(errors: list[str], width: int) -> str:
+    """The errors, cut to ``width``: an import error by its cause alone (``import failed:
+    SyntaxError in student/train.py, line 68``), whose file and line a cut would lose."""
+    shown = [re.sub(r"^\S*adapters\.py could not be imported: ", "import failed: ", e) for e in errors]
+    return _cut(terminal_text("; ".join(shown)), width)
+
+
 def table(rows: list[tuple[str, Attention]], width: int = 60) -> list[str]:
     """One line per student with anything to look at: the limits hit (with how many cases),
     errors, known bugs; empty when nobody has any."""
@@ -58,7 +66,7 @@ def table(rows: list[tuple[str, Attention]], width: int = 60) -> list[str]:
     for student, a in marked:
         limits = ", ".join(f"{name} ({n})" for name, n in a.limits.items()) or "-"
         bugs = "-" if not a.known_bugs else _cut(a.known_bugs[0], width) + (f" (+{len(a.known_bugs) - 1} more)" if len(a.known_bugs) > 1 else "")
-        cells.append((student, limits, _cut(terminal_text("; ".join(a.errors)), width) or "-", bugs))
+        cells.append((student, limits, _error_cell(a.errors, width) or "-", bugs))
     widths = [max(len(r[i]) for r in cells) for i in range(3)]
     lines = ["  " + "  ".join(c.ljust(w) for c, w in zip(r[:3], widths)) + "  " + r[3] for r in cells]
     lines.insert(1, "  " + "-" * (len(lines[0]) - 2))

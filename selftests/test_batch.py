@@ -463,7 +463,7 @@ def test_summary_ends_with_who_hit_limits_errors_or_known_bugs(batch):
     table = text.split("to look at (")[1].splitlines()
     rows = {ln.split()[0]: ln for ln in table[3:] if ln.strip()}
     assert "call time limit" in rows["x2_encode_hangs"]
-    assert "no adapters.py" in rows["x4_no_adapters"] and "could not be imported: SyntaxError" in rows["x3_syntax_error"]
+    assert "no adapters.py" in rows["x4_no_adapters"] and "import failed: SyntaxError" in rows["x3_syntax_error"]
     assert "worker exited" in rows["x5_os_exit_in_merge"]
     assert "merge" in rows["m1_merge_overlapping"].split("  ")[-1], "a known bug of the catalogue"
     assert "alice_reference" not in rows and "zoe_cs336_reference" not in rows
@@ -605,6 +605,15 @@ def test_summary_shows_a_submissions_escape_sequences_literally():
     text = summary(rows, load_config(DEFAULT_POLICY), [])
     assert "\x1b" not in text and "\x9b" not in text and "\r" not in text
     assert "RuntimeError: \\x1b]0;PWN" in text and "extracted: \\x1b]0;PWNED" in text
+
+
+def test_the_summary_names_an_import_errors_file_and_line_within_its_column():
+    # the errors column cut "adapters.py could not be imported: SyntaxError in student/t…"
+    from grader.attention import Attention, table
+
+    error = "adapters.py could not be imported: SyntaxError in student/train.py, line 68: invalid syntax"
+    (line,) = table([("frank", Attention(errors=[error]))])[3:]
+    assert "import failed: SyntaxError in student/train.py, line 68" in line, line
 
 
 def test_gradings_sharing_a_results_folder_write_logs_of_their_own():
