@@ -110,7 +110,8 @@ def row_from_results(student: str, results: dict, seconds: float | None = None, 
         possible = round(sum(v.points for v in report.groups.values()), 4)
     row = Row(student, total=round(float(results.get("score", 0.0)), 4), groups=groups, possible=possible)
     row.seconds = float(results.get("execution_time", 0.0)) if seconds is None else seconds
-    row.tests = {(t.get("extra_data") or {}).get("test", t["name"]): t["status"] for t in results.get("tests", [])}
+    row.tests = {(t.get("extra_data") or {}).get("test", t["name"]): t["status"] for t in results.get("tests", [])
+                 if t.get("max_score", 1) > 0}  # a test worth no points (the CS336 policy's "Beyond CS336") is no one's hardest
     if report is not None and report.error is not None and not report.harness_error:
         row.error = report.error
     row.attention = from_report(report, row.error)
@@ -269,7 +270,7 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
     if names:
         rates = sorted(((sum(r.tests.get(n) == "passed" for r in graded) / len(graded), n) for n in names))
         shown = rates if max_pass_lines is None else rates[:max_pass_lines]
-        lines += ["", f"pass rate per test ({len(names)} tests, hardest first):"]
+        lines += ["", f"pass rate per test ({len(names)} tests that carry points, hardest first):"]
         lines += [f"  {rate:6.1%}  {name}" for rate, name in shown]
         if len(shown) < len(rates):
             lines.append(f"  ... {len(rates) - len(shown)} more in summary.txt")

@@ -607,6 +607,17 @@ def test_summary_shows_a_submissions_escape_sequences_literally():
     assert "RuntimeError: \\x1b]0;PWN" in text and "extracted: \\x1b]0;PWNED" in text
 
 
+def test_tests_worth_no_points_are_left_out_of_the_pass_rates():
+    # under the CS336 policy the "Beyond CS336" tests carry 0 points: a repository correct by
+    # CS336's contract had its summary's "hardest first" list filled with their 0% rows
+    from grader.batch import row_from_results
+
+    entries = [{"name": "a", "status": "failed", "score": 0, "max_score": 0, "extra_data": {"test": "tests/x.py::beyond"}},
+               {"name": "b", "status": "passed", "score": 1, "max_score": 1, "extra_data": {"test": "tests/x.py::graded"}}]
+    row = row_from_results("zoe", {"score": 1, "tests": entries})
+    assert row.tests == {"tests/x.py::graded": "passed"}
+
+
 def test_the_summary_names_an_import_errors_file_and_line_within_its_column():
     # the errors column cut "adapters.py could not be imported: SyntaxError in student/t…"
     from grader.attention import Attention, table
