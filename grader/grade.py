@@ -31,6 +31,7 @@ from .install import Installation, for_grading, installing
 from .intake import CS336_EXTRA, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import DEFAULT_POLICY
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
+from .request import stop_process
 from .journal import journal_path, replay
 from .report import GRADING_TIME, GradeReport, ReportError, RunReport, breaker_notes, read_run_report, write_grade_report
 from .formats import failure_json, gradescope_json, plain_report, table, write_json, write_junit
@@ -195,28 +196,19 @@ def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float,
                 if left <= PEAK_EVERY:
                     raise
     except subprocess.TimeoutExpired:
-        _stop(proc, min(STOP_GRACE, _share(WRAP_UP, req.max_time) / 2))
+        stop_process(proc, min(STOP_GRACE, _share(WRAP_UP, req.max_time) / 2))
         return run_stopped_at_budget(req)
     except Stopped as stop:
-        _stop(proc)
+        stop_process(proc, STOP_GRACE)
         return RunStopped(f"grading stopped by {stop.name} after {time.monotonic() - started:.0f} s", stop.signum)
     except BaseException:
-        _stop(proc)
+        stop_process(proc, STOP_GRACE)
         raise
 
 
 def run_stopped_at_budget(req: GradeRequest) -> RunStopped:
     """Why a test run stopped by ``grade`` at the end of the time budget was stopped."""
     return RunStopped(f"grading stopped after {req.max_time:g} s, its time budget")
-
-
-def _stop(proc: subprocess.Popen, grace: float = STOP_GRACE) -> None:
-    proc.terminate()
-    try:
-        proc.wait(timeout=grace)
-    except subprocess.TimeoutExpired:
-        proc.kill()
-        proc.wait()
 
 
 def fail(req: GradeRequest, reason: str, code: int, started: float, stopped: str | None = None) -> int:

@@ -97,12 +97,17 @@ def run_grading(argv: list[str], timeout: float, **popen: Any) -> int:
         return proc.wait(timeout=timeout)
     finally:
         if proc.poll() is None:
-            proc.terminate()
-            try:
-                proc.wait(timeout=60)
-            except subprocess.TimeoutExpired:
-                proc.kill()
-                proc.wait()
+            stop_process(proc, 60.0)
+
+
+def stop_process(proc: subprocess.Popen, grace: float) -> None:
+    """SIGTERM to ``proc``, SIGKILL if it has not ended within ``grace`` seconds; reaped either way."""
+    proc.terminate()
+    try:
+        proc.wait(timeout=grace)
+    except subprocess.TimeoutExpired:
+        proc.kill()
+        proc.wait()
 
 
 def option(name: str) -> str:
