@@ -28,6 +28,14 @@ def test_pair_counts_count_every_adjacent_pair(impl, ids, expected):
         assert impl.run_get_pair_counts(list(longer)) == dict(Counter(zip(longer, longer[1:])))
 
 
+def assert_merge_gives(impl, ids, pair, new_id, expected) -> None:
+    """``merge(ids, pair, new_id)`` gives ``expected``; a difference shows the call, written
+    before it is made (a merge that modifies ``ids`` must not change it)."""
+    __tracebackhide__ = True
+    call = f"merge({ids}, {pair}, {new_id})"
+    assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what="id", call=call)
+
+
 @pytest.mark.parametrize(
     "ids, pair, new_id, expected",
     [
@@ -39,8 +47,7 @@ def test_pair_counts_count_every_adjacent_pair(impl, ids, expected):
     ],
 )
 def test_merge_replaces_left_to_right_without_overlap(impl, ids, pair, new_id, expected):
-    call = f"merge({ids}, {pair}, {new_id})"  # before the call: a merge that modifies ids must not change it
-    assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what="id", call=call)
+    assert_merge_gives(impl, ids, pair, new_id, expected)
     if not expected:  # [] is also what code that does nothing returns: the pair alone must merge
         assert_items_equal(impl.run_merge(list(pair), pair, new_id), [new_id], what="id")
 
@@ -105,8 +112,7 @@ def test_merge_of_an_absent_pair_leaves_the_list_equal(impl, ids, pair):
     ids=["run1", "run2", "run3", "run5", "run6", "two_runs", "alternating", "nested", "alternating_reversed"],
 )
 def test_merge_takes_overlapping_occurrences_from_the_left(impl, ids, pair, new_id, expected):
-    call = f"merge({ids}, {pair}, {new_id})"  # before the call: a merge that modifies ids must not change it
-    assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what="id", call=call)
+    assert_merge_gives(impl, ids, pair, new_id, expected)
 
 
 @pytest.mark.parametrize(
@@ -122,8 +128,7 @@ def test_merge_takes_overlapping_occurrences_from_the_left(impl, ids, pair, new_
     ids=["new_id_is_left", "new_id_is_both", "new_id_again"],
 )
 def test_merge_never_rescans_the_new_id(impl, ids, pair, new_id, expected):
-    call = f"merge({ids}, {pair}, {new_id})"  # before the call: a merge that modifies ids must not change it
-    assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what="id", call=call)
+    assert_merge_gives(impl, ids, pair, new_id, expected)
 
 
 def test_merge_accepts_ids_beyond_a_byte(impl):
