@@ -32,6 +32,7 @@ from harness.printable import terminal_text
 from .feedback import first_divergence
 from .report import EntrySummary, GradeReport, ReportError, known_bug_line, read_grade_report
 from .request import GradeRequest, run_grading
+from .wording import count, failing as failing_text, outcome
 
 TERMINAL_LIMIT = 80  # the default terminal output of one submission stays under this many lines
 MAX_TERMINAL_LINES = TERMINAL_LIMIT - 2  # the `html:` line may follow
@@ -253,7 +254,7 @@ def headline(c: Comparison) -> list[str]:
     possible = sum(g.points for g in c.groups)
     failing = [x for x in c.cases if x.failed]
     lines = [f"{c.name}: {points(c.sub.score)} / {points(possible)} points (reference {points(c.ref.score)}); "
-             f"fails {len(failing)} of {len(c.cases)} cases, in {len(c.failing_tests)} of {len(c.tests)} tests"]
+             + outcome(len(failing), len(c.cases), len(c.failing_tests), len(c.tests))]
     lines += [f"  {n}" for n in c.sub.layout]
     for which, report in (("submission", c.sub), ("reference", c.ref)):
         if report.error:
@@ -276,7 +277,7 @@ def summary_table(c: Comparison) -> list[str]:
 def diagnosis_lines(c: Comparison) -> list[str]:
     if not c.diagnoses:
         return []
-    return ["diagnosis:"] + [f"  {known_bug_line(bug)} ({n} failing case{'s' if n != 1 else ''})" for bug, n in c.diagnoses]
+    return ["diagnosis:"] + [f"  {known_bug_line(bug)} ({count(n, 'failing case')})" for bug, n in c.diagnoses]
 
 
 def _test_lines(t: Test, diff_lines: int = 2) -> list[str]:
@@ -284,8 +285,7 @@ def _test_lines(t: Test, diff_lines: int = 2) -> list[str]:
     failing case's first difference: where, what was expected and what the submission gave."""
     failing = t.failing
     first = failing[0]
-    cases = f"{len(failing)} of {len(t.cases)} case{'s' if len(t.cases) != 1 else ''} fail{'s' if len(failing) == 1 else ''}"
-    head = f"  ✗ {t.rule}: {cases}, -{points(t.lost)} points"
+    head = f"  ✗ {t.rule}: {failing_text(len(failing), len(t.cases), 'case')}, -{points(t.lost)} point{'' if points(t.lost) == '1' else 's'}"
     message = first.divergence().splitlines()
     got = next((i for i, ln in enumerate(message[:MAX_TO_GOT]) if ln.startswith(("got:", "got["))), None)
     diff = message[:diff_lines if got is None else max(got + 1, diff_lines)] or [first.submission]
@@ -323,11 +323,11 @@ def failure_lines(c: Comparison, budget: int) -> list[str]:
         if blocks:
             group = titles.get(g)
             tests = [t for t in c.tests if t.group == g]
-            out.append(f"{group.title if group else g}: {len(by_group[g])} of {len(tests)} tests fail{'s' if len(by_group[g]) == 1 else ''}")
+            out.append(f"{group.title if group else g}: {failing_text(len(by_group[g]), len(tests), 'test')}")
             out += [ln for block in blocks for ln in block]
     more = total - sum(len(b) for b in shown.values())
     if more:
-        out.append(f"... {more} more failing test{'s' if more != 1 else ''} not shown: --html PAGE shows every one, --all lists every case here")
+        out.append(f"... {count(more, 'more failing test')} not shown: --html PAGE shows every one, --all lists every case here")
     return out
 
 

@@ -15,6 +15,7 @@ from urllib.parse import quote
 
 from .compare import Case, Comparison, GroupRow, ratio_text, secs_text, headline, points
 from .report import known_bug_line
+from .wording import count, failing
 
 CSS = """
 body{font-family:system-ui,-apple-system,Segoe UI,Roboto,sans-serif;margin:1.5em 2em;color:#222;max-width:1400px}
@@ -92,7 +93,7 @@ def _cases(c: Comparison) -> tuple[list[str], list[str]]:
     rows, details, n = [], [], 0
     for gi, g in enumerate(c.groups):
         rows.append(f'<tr class="grouphead g-{gi}" id="g-{gi}"><th colspan="8">{e(g.title)}: '
-                    f"{len(g.failed)} of {len(g.cases)} cases fail, {points(g.sub_score)} / {points(g.points)} points</th></tr>")
+                    f"{failing(len(g.failed), len(g.cases), 'case')}, {points(g.sub_score)} / {points(g.points)} points</th></tr>")
         for x in _ordered(c, g):
             if not x.failed:
                 rows.append(_case_row(x, None, gi))
@@ -131,7 +132,7 @@ def page(c: Comparison, back: str | None = None) -> str:
     ]
     if c.diagnoses:
         parts += ['<h2 id="diagnosis">Diagnosis</h2><div class="diag">',
-                  *(f"<p>{e(known_bug_line(bug))} ({n} failing case{'s' if n != 1 else ''})</p>" for bug, n in c.diagnoses), "</div>"]
+                  *(f"<p>{e(known_bug_line(bug))} ({count(n, 'failing case')})</p>" for bug, n in c.diagnoses), "</div>"]
     parts += [
         '<h2 id="cases">Cases</h2><div class="cases">', *radios, labels,
         '<table class="cases"><thead><tr class="top"><th>case</th><th>submission</th><th>reference</th><th>submission s</th>'
@@ -164,7 +165,7 @@ def class_page(comparisons: list[Comparison], links: dict[str, str]) -> str:
                     f'<td class="num">{points(c.sub.score)}</td>{"".join(cells)}{state}<td>{bugs}</td></tr>')
     return "\n".join([
         "<!DOCTYPE html>", '<html lang="en"><head><meta charset="utf-8">', "<title>the class beside the reference</title>",
-        f"<style>{CSS}</style></head><body>", f"<h1>{len(comparisons)} submissions beside the reference</h1>",
+        f"<style>{CSS}</style></head><body>", f"<h1>{count(len(comparisons), 'submission')} beside the reference</h1>",
         f"<table><thead><tr><th>student</th><th>total<br>({points(possible)})</th>{head}<th>failing cases</th><th>known bugs</th></tr></thead>",
         "<tbody>", *rows, "</tbody></table></body></html>",
     ]) + "\n"

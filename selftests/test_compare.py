@@ -159,7 +159,43 @@ def test_terminal_output_stays_under_80_lines_and_counts_what_it_leaves_out(func
     more = re.search(r"\.\.\. (\d+) more failing tests? not shown", lines[-1])
     assert shown + (int(more.group(1)) if more else 0) == functions
     groups_failing = {t.group for t in c.failing_tests}
-    assert sum(ln.endswith(("tests fail", "tests fails")) for ln in lines) == len(groups_failing), "every failing group shows its worst test"
+    assert sum(bool(re.search(r"tests? (fails?|pass(es)?)$", ln)) for ln in lines) == len(groups_failing), "every failing group shows its worst test"
+
+
+# (cases failing, cases) of one test in one group -> how the headline, the test's line, its
+# group's line and the page's group heading count them
+COUNTS = {
+    (1, 1): ("fails its only case, in its only test", "its only case fails, -1 point", "its only test fails", "its only case fails"),
+    (2, 2): ("fails both cases, in its only test", "both cases fail, -2 points", "its only test fails", "both cases fail"),
+    (3, 3): ("fails all 3 cases, in its only test", "all 3 cases fail, -3 points", "its only test fails", "all 3 cases fail"),
+    (1, 3): ("fails 1 of 3 cases, in its only test", "1 of 3 cases fails, -1 point", "its only test fails", "1 of 3 cases fails"),
+    (2, 3): ("fails 2 of 3 cases, in its only test", "2 of 3 cases fail, -2 points", "its only test fails", "2 of 3 cases fail"),
+}
+
+
+@pytest.mark.parametrize("failing, total", COUNTS, ids=[f"{k}_of_{n}" for k, n in COUNTS])
+def test_counts_read_naturally_in_the_terminal_and_the_page(failing, total):
+    """A field test's one-case compare read "fails 1 of 1 cases, in 1 of 1 tests" and "1 of 1
+    tests fails"; the page's group heading "1 of 1 cases fail"."""
+    sub = report({"g": [(f"tests/public/test_a.py::test_a[{i}]", "failed" if i < failing else "passed", "E   AssertionError: x")
+                        for i in range(total)]})
+    c = build(sub, passing(sub), "bob")
+    lines, html_text = C.terminal(c).splitlines(), page(c)
+    headline, test_line, group_line, heading = COUNTS[failing, total]
+    assert lines[0].endswith(headline), lines[0]
+    assert "Title g: " + group_line in lines, lines
+    assert any(ln.startswith("  ✗ rule of test_a: " + test_line) for ln in lines), lines
+    assert f"Title g: {heading}, " in html_text
+    for text in (C.terminal(c), C.terminal(c, every_case=True), html_text):
+        assert not re.search(r"(?<!/ )\b1 (cases|tests|points|failing cases)\b|\b([2-9]|\d\d+) (case|test) fail", text), text
+
+
+def test_a_passing_submission_and_a_class_of_one_are_counted_in_words():
+    sub = report({"g": [("tests/public/test_a.py::test_a", "passed", "")]})
+    c = build(sub, passing(sub), "bob")
+    assert C.terminal(c).splitlines()[0].endswith("; passes its only case (1 test)")
+    assert "Title g: its only case passes, 1 / 1 points" in page(c)
+    assert "<h1>1 submission beside the reference</h1>" in class_page([c], {"bob": "students/bob.html"})
 
 
 def test_a_submission_that_could_not_be_graded_shows_why_and_no_case():
