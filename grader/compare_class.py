@@ -47,7 +47,7 @@ def class_terminal(comparisons: list[C.Comparison]) -> str:
                      str(len(c.diagnoses))))
     lines = C.columns(rows, left=1)
     lines.insert(1, "-" * len(lines[0]))
-    legend = [f"  {g.name}: {g.title} ({C.points(g.points)} points)" for g in groups]
+    legend = [f"  {g.name}: {g.title} ({C.points(g.points)} point{'' if C.points(g.points) == '1' else 's'})" for g in groups]
     return "\n".join(lines + (["", "groups:"] + legend if legend else []))
 
 

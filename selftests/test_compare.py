@@ -196,6 +196,7 @@ def test_a_passing_submission_and_a_class_of_one_are_counted_in_words():
     assert C.terminal(c).splitlines()[0].endswith("; passes its only case (1 test)")
     assert "Title g: its only case passes, 1 / 1 points" in page(c)
     assert "<h1>1 submission beside the reference</h1>" in class_page([c], {"bob": "students/bob.html"})
+    assert CC.class_terminal([c]).splitlines()[-1] == "  g: Title g (1 point)"
 
 
 def test_a_submission_that_could_not_be_graded_shows_why_and_no_case():
