@@ -55,7 +55,8 @@ class Row:
     seconds: float = 0.0
     error: str | None = None  # why it could not be graded
     skipped: bool = False  # results reused from an earlier run
-    tests: dict[str, str] = field(default_factory=dict)  # test name -> passed/failed
+    tests: dict[str, str] = field(default_factory=dict)  # results entry worth points (its test, named) -> passed/failed
+    unscored: int = 0  # results entries worth no points: the log's "tests passed" counts them, the pass rates not
     possible: float | None = None  # points of the groups graded (all of them unless --tests)
     attention: Attention = field(default_factory=Attention)  # limits hit, errors, known bugs
     budget_used_up: bool = False  # grading stopped at its time budget: tests not reached score 0
@@ -99,6 +100,13 @@ def _read_report(path: Path) -> GradeReport | None:
         return None
 
 
+def _entry_names(entries: list[dict]) -> list[str]:
+    """One name per results entry: its test (``extra_data.test``), and where two entries share
+    a test (its cases split between groups or visibilities) the entry's own name after it."""
+    tests = [(t.get("extra_data") or {}).get("test", t["name"]) for t in entries]
+    return [f"{test} [{t['name']}]" if tests.count(test) > 1 else test for test, t in zip(tests, entries)]
+
+
 def row_from_results(student: str, results: dict, seconds: float | None = None, report: GradeReport | None = None) -> Row:
     """A CSV row from a Gradescope results file; the group scores, and why grading failed,
     come from the grade command's report when there is one (the scores exact, not a sum of
@@ -110,8 +118,9 @@ def row_from_results(student: str, results: dict, seconds: float | None = None, 
         possible = round(sum(v.points for v in report.groups.values()), 4)
     row = Row(student, total=round(float(results.get("score", 0.0)), 4), groups=groups, possible=possible)
     row.seconds = float(results.get("execution_time", 0.0)) if seconds is None else seconds
-    row.tests = {(t.get("extra_data") or {}).get("test", t["name"]): t["status"] for t in results.get("tests", [])
-                 if t.get("max_score", 1) > 0}  # a test worth no points (the CS336 policy's "Beyond CS336") is no one's hardest
+    scored = [t for t in results.get("tests", []) if t.get("max_score", 1) > 0]  # a test worth no points (the CS336
+    row.tests = dict(zip(_entry_names(scored), (t["status"] for t in scored)))  # policy's "Beyond CS336") is no one's hardest
+    row.unscored = len(results.get("tests", [])) - len(scored)
     if report is not None and report.error is not None and not report.harness_error:
         row.error = report.error
     row.attention = from_report(report, row.error)
@@ -249,7 +258,7 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
     groups, possible = _graded_groups(rows, config)
     partial = len(groups) < len(config.groups)
     graded = [r for r in rows if r.error is None]
-    lines = [f"{len(rows)} submissions: {len(graded)} graded, {len(rows) - len(graded)} could not be graded, "
+    lines = [f"{len(rows)} submission{'' if len(rows) == 1 else 's'}: {len(graded)} graded, {len(rows) - len(graded)} could not be graded, "
              f"{sum(r.skipped for r in rows)} reused from an earlier run"]
     if partial:
         lines.append(f"partial grade (--tests): only {', '.join(g.name for g in groups)} graded, {possible:g} of "
@@ -270,7 +279,9 @@ def summary(rows: list[Row], config: Config, notes: list[str], max_pass_lines: i
     if names:
         rates = sorted(((sum(r.tests.get(n) == "passed" for r in graded) / len(graded), n) for n in names))
         shown = rates if max_pass_lines is None else rates[:max_pass_lines]
-        lines += ["", f"pass rate per test ({len(names)} tests that carry points, hardest first):"]
+        unscored = max(r.unscored for r in graded)
+        also = f"; each log's 'tests passed' also counts the {unscored} worth none" if unscored else ", as each log counts them"
+        lines += ["", f"pass rate per test, hardest first ({len(names)} tests that carry points{also}):"]
         lines += [f"  {rate:6.1%}  {name}" for rate, name in shown]
         if len(shown) < len(rates):
             lines.append(f"  ... {len(rates) - len(shown)} more in summary.txt")

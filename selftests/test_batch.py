@@ -618,6 +618,35 @@ def test_tests_worth_no_points_are_left_out_of_the_pass_rates():
     assert row.tests == {"tests/x.py::graded": "passed"}
 
 
+def test_the_pass_rates_count_what_the_grading_log_counts():
+    # under the CS336 policy the summary said "212 tests" where each grading log's table said
+    # 215: three tests' cases were split between a group worth points and "Beyond CS336",
+    # each part its own results entry, and the pass rates kept one entry per test (the last)
+    import re
+
+    from grader.batch import row_from_results, summary
+    from grader.config import load_config
+    from grader.policies import DEFAULT_POLICY
+
+    def entry(name, test, status, points):
+        return {"name": name, "status": status, "score": points if status == "passed" else 0, "max_score": points,
+                "extra_data": {"test": test}}
+
+    entries = [entry("Train — vocab size (visible cases)", "tests/x.py::vocab_size", "failed", 2),
+               entry("Train — vocab size (hidden cases)", "tests/x.py::vocab_size", "passed", 1),
+               entry("Train — merges", "tests/x.py::merges", "passed", 3),
+               entry("Beyond — vocab size", "tests/x.py::vocab_size", "passed", 0)]
+    row = row_from_results("zoe", {"score": 4, "tests": entries})
+    assert sorted(row.tests.values()) == ["failed", "passed", "passed"], row.tests
+    text = summary([row], load_config(DEFAULT_POLICY), [])
+    assert text.startswith("1 submission: 1 graded"), text
+    header = next(ln for ln in text.splitlines() if ln.startswith("pass rate per test"))
+    scored, unscored = map(int, re.search(r"\((\d+) tests that carry points; .* also counts the (\d+) worth none\)", header).groups())
+    assert scored + unscored == len(entries), header  # the log's "tests passed" counts every entry
+    listed = [ln for ln in text.splitlines() if ln.startswith("  ") and "tests/x.py::" in ln]
+    assert len(listed) == scored and sum("[Train — vocab size" in ln for ln in listed) == 2, listed
+
+
 def test_the_summary_names_an_import_errors_file_and_line_within_its_column():
     # the errors column cut "adapters.py could not be imported: SyntaxError in student/t…"
     from grader.attention import Attention, table
