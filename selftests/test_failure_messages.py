@@ -309,3 +309,55 @@ def test_word_ids_that_differ_point_at_a_pretokenize_that_differs_first():
     assert "your pretokenize already differs from GPT-2's on this text at pre-token #1 (expected ' café', got ' caf')" \
         in message, message
     assert "fix pretokenize first" in message, message
+
+
+def test_every_pair_count_test_names_the_differing_pairs(tmp_path):
+    # four pair-count tests compared with a bare ==, so a wrong get_pair_counts read pytest's
+    # dict diff ("Differing items: {(1, 2): 1} != {(1, 2): 2}", "Right contains 1 more item")
+    # where the others named the pair, the call and both counts: each failure of a pair-count
+    # test, public and hidden, now comes from tests.diff.assert_counts_equal. The bug counts
+    # only pairs at even positions: pairs missing and pairs counted too few times
+    bug = "pair_counts_non_overlapping"
+    import subprocess
+    import sys
+    import xml.etree.ElementTree as ET
+
+    from harness.childenv import child_env
+    from mutants import by_name
+    from mutants.build import build
+
+    from .support import ROOT
+
+    submission = build(by_name(bug), tmp_path / bug)
+    junit = tmp_path / "junit.xml"
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "--submission", str(submission), "tests/public/test_primitives.py",
+         "tests/hidden/test_primitives_hidden.py", "-k", "pair_counts", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"],
+        cwd=ROOT, env=child_env(BPE_DIAGNOSIS="0"), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    failures = {case.get("name"): case.find("failure").get("message", "") + "\n" + (case.find("failure").text or "")
+                for case in ET.parse(junit).iter("testcase") if case.find("failure") is not None}
+    assert len(failures) > 5, proc.stdout[-3000:]
+    for name, text in failures.items():
+        assert "pair counts differ first at pair" in text, (name, text[:1500])
+        assert "Differing items" not in text and "more item" not in text, (name, text[:1500])
+        if "random" not in name and "aaabdaaabac" not in name:  # hand-worked and drawn cases show the call
+            assert "call: get_pair_counts([" in text, (name, text[:1500])
+
+
+def test_pair_counts_name_missing_extra_and_wrong_count_pairs_and_a_non_dict_plainly():
+    from tests.diff import assert_counts_equal
+
+    with pytest.raises(AssertionError) as err:
+        assert_counts_equal({(1, 2): 1, (9, 9): 1}, {(1, 2): 2, (2, 3): 1}, call="get_pair_counts([1, 2, 3, 1, 2])")
+    lines = str(err.value).splitlines()
+    assert lines[0] == "pair counts differ first at pair (1, 2) (expected 2 pairs, got 2; 3 pairs differ)", lines
+    assert lines[1] == "  call: get_pair_counts([1, 2, 3, 1, 2])", lines
+    assert lines[4:] == ["  missing (expected, not in yours): (2, 3)", "  extra (in yours, not expected): (9, 9): 1",
+                         "  wrong count: (1, 2): 1 instead of 2"], lines
+    with pytest.raises(AssertionError) as err:
+        assert_counts_equal({(5, 5): 1}, {(5, 5): 2})
+    assert str(err.value).splitlines()[0].endswith("(expected 1 pair, got 1; 1 pair differs)"), str(err.value)
+    with pytest.raises(AssertionError) as err:  # not a TypeError from dict(None)
+        assert_counts_equal(None, {(5, 5): 2})
+    assert str(err.value).startswith("pair counts should be a dict of pair -> count, got NoneType: None"), str(err.value)

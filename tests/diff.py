@@ -133,10 +133,24 @@ def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "ite
     )
 
 
-def assert_counts_equal(actual: Mapping, expected: Mapping) -> None:
+def _pairs(n: int) -> str:
+    return f"{n} pair{'' if n == 1 else 's'}"
+
+
+def _named(items: list[str], limit: int = 5) -> str:
+    return ", ".join(items[:limit]) + (f" and {len(items) - limit} more" if len(items) > limit else "")
+
+
+def assert_counts_equal(actual: Mapping, expected: Mapping, *, call: str = "") -> None:
     """Equal pair counts, or the first pair (in sorted order) whose count differs, with both
-    counts: a missing or extra pair is named as such, not put beside its neighbour."""
+    counts: a missing or extra pair is named as such, not put beside its neighbour; where more
+    than one differs, the missing, extra and wrong-count pairs each by pair. ``call``: the
+    call that returned ``actual``, shown under the first line."""
     __tracebackhide__ = True
+    shown = f"\n  call: {call[:200]}" if call else ""
+    if not isinstance(actual, Mapping):
+        raise AssertionError(f"pair counts should be a dict of pair -> count, got {type(actual).__name__}: "
+                             f"{_short(actual)}{shown}\n  expected: {_short(dict(expected), 200)}")
     if dict(actual) == dict(expected):
         return
     pairs = set(actual) | set(expected)
@@ -150,11 +164,19 @@ def assert_counts_equal(actual: Mapping, expected: Mapping) -> None:
     def count(counts: Mapping, absent: str) -> str:
         return _short(counts[pair]) if pair in counts else f"none ({absent})"
 
-    raise AssertionError(
-        f"pair counts differ first at pair {_short(pair)} (expected {len(expected)} pairs, got {len(actual)}; "
-        f"{len(differing)} pairs differ)\n  expected: {count(expected, 'the pair does not occur in the ids')}\n"
-        f"  got:      {count(actual, 'the pair is missing')}"
-    )
+    lines = [f"pair counts differ first at pair {_short(pair)} (expected {_pairs(len(expected))}, got {len(actual)}; "
+             f"{_pairs(len(differing))} differ{'s' if len(differing) == 1 else ''}){shown}",
+             f"  expected: {count(expected, 'the pair does not occur in the ids')}",
+             f"  got:      {count(actual, 'the pair is missing')}"]
+    if len(differing) > 1:
+        kinds = {
+            "missing (expected, not in yours)": [_short(p) for p in differing if p not in actual],
+            "extra (in yours, not expected)": [f"{_short(p)}: {_short(actual[p])}" for p in differing if p not in expected],
+            "wrong count": [f"{_short(p)}: {_short(actual[p])} instead of {_short(expected[p])}"
+                            for p in differing if p in actual and p in expected],
+        }
+        lines += [f"  {kind}: {_named(named)}" for kind, named in kinds.items() if named]
+    raise AssertionError("\n".join(lines))
 
 
 def pair_counts_after(
