@@ -98,6 +98,78 @@ def test_a_merge_that_ties_names_the_tie_break_and_the_counting_as_causes(got, t
     assert ("if yours does, your counts differ from these" in message) is tie, message
 
 
+class _Merge:
+    """An implementation whose run_merge is ``merge``, for the merge tests' helpers."""
+
+    def __init__(self, merge):
+        self.run_merge = merge
+
+
+def _right_to_left(ids, pair, new_id):
+    out, i = [], len(ids) - 1
+    while i >= 0:
+        if i >= 1 and (ids[i - 1], ids[i]) == tuple(pair):
+            out.append(new_id)
+            i -= 2
+        else:
+            out.append(ids[i])
+            i -= 1
+    return out[::-1]
+
+
+def _rescanning(ids, pair, new_id):  # merges its own output again while the pair is left
+    from reference.primitives import merge
+
+    out = merge(ids, pair, new_id)
+    return _rescanning(out, pair, new_id) if out != ids and any(p == tuple(pair) for p in zip(out, out[1:])) else out
+
+
+def test_a_drawn_merge_checked_with_a_fresh_id_says_which_drawn_call_it_stands_for():
+    # Hypothesis showed "new_id=0" and the message "merge([0, 0, 0], (0, 0), 1) returned [0, 1]":
+    # the rules are checked with a new id found nowhere, which nothing said
+    from tests.public.test_primitives import check_merge
+
+    with pytest.raises(AssertionError) as err:
+        check_merge(_Merge(_right_to_left), [0, 0, 0], (0, 0), 0)
+    lines = str(err.value).splitlines()
+    assert lines[0].startswith("merge([0, 0, 0], (0, 0), 1) returned [0, 1]: in a run of 0s"), lines
+    assert lines[1].startswith("  the drawn case is merge([0, 0, 0], (0, 0), 0); its new id 0 is replaced here by 1"), lines
+    with pytest.raises(AssertionError) as err:  # right with the fresh id, wrong with the drawn one
+        check_merge(_Merge(_rescanning), [0, 0, 0], (0, 0), 0)
+    lines = str(err.value).splitlines()
+    assert lines[0] == "id at position 1 differs (expected 2 ids, got 1)", lines  # not "expected 2 id of merge(...)s"
+    assert lines[1].startswith("  call: merge([0, 0, 0], (0, 0), 0), the drawn case; expected: what merge([0, 0, 0], (0, 0), 1)"), lines
+
+
+def test_every_merge_test_shows_the_merge_call_it_made(tmp_path):
+    # the merge tests of each BPE step on "aaabdaaabac" and the hidden twins showed no call, and
+    # the hidden compose test's ids were counted as "expected 1700 id after merge 3 (101, 32)s"
+    import re
+    import subprocess
+    import sys
+    import xml.etree.ElementTree as ET
+
+    from harness.childenv import child_env
+    from mutants import by_name
+    from mutants.build import build
+
+    from .support import ROOT
+
+    submission = build(by_name("merge_right_to_left"), tmp_path / "merge_right_to_left")
+    junit = tmp_path / "junit.xml"
+    subprocess.run(
+        [sys.executable, "-m", "pytest", "--submission", str(submission), "tests/public/test_primitives.py",
+         "tests/hidden/test_primitives_hidden.py", "-k", "merge", "-q", "-p", "no:cacheprovider", f"--junitxml={junit}"],
+        cwd=ROOT, env=child_env(BPE_DIAGNOSIS="0"), capture_output=True, text=True, timeout=300, stdin=subprocess.DEVNULL,
+    )
+    failures = {case.get("name"): case.find("failure").text or "" for case in ET.parse(junit).iter("testcase")
+                if case.find("failure") is not None}
+    assert any("aaabdaaabac" in n for n in failures) and any("oracle" in n for n in failures), list(failures)
+    for name, text in failures.items():
+        assert re.search(r"(call: |the drawn case is )merge\(\[", text), (name, text[:1500])
+        assert not re.search(r"\d+ id (of|after) merge", text), (name, text[:1500])
+
+
 def test_ids_that_stop_early_say_the_stream_ended_before_its_input():
     # "a\n  b" should be 97, 300, 301; a stream that stops after "a" gives [97]: the next
     # expected id (300, b"\n ") starts at character 1, inside the first chunk "a\n"

@@ -114,6 +114,14 @@ def assert_text_equal(actual: str, expected: str, *, what: str = "text") -> None
     )
 
 
+def merge_call(ids: Sequence, pair: Any, new_id: Any) -> str:
+    """``merge(ids, pair, new_id)`` as a call to read under a difference: a long ``ids`` shows
+    its first items and its length, so that the pair and the new id always show."""
+    whole = repr(list(ids)) if len(ids) <= 40 else ""
+    shown = whole if whole and len(whole) <= 160 else f"{_short(list(ids), 120)} ({len(ids)} ids)"
+    return f"merge({shown}, {_short(pair)}, {_short(new_id)})"
+
+
 def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "item", call: str = "") -> None:
     """Equal sequences (pre-tokens, pieces), or the first differing item with neighbours;
     ``call``: the call that returned ``actual``, shown under the first line."""

@@ -63,7 +63,7 @@ def merge_rule_violation(ids: Sequence[int], pair: tuple[int, int], new_id: int,
     if expanded != list(ids):
         at = next((i for i, (a, b) in enumerate(zip(expanded, ids)) if a != b), min(len(expanded), len(ids)))
         return (f"putting the pair {pair} back in place of each new id {new_id} should give the input, "
-                f"but they differ at id {at}: the input has {len(ids)} ids, this gives {len(expanded)}")
+                f"but they differ at id {at}: the input has {len(ids)} id{'' if len(ids) == 1 else 's'}, this gives {len(expanded)}")
     for i in range(len(result) - 1):
         if (result[i], result[i + 1]) == tuple(pair):
             return f"the pair {pair} is left unmerged at positions {i}, {i + 1} of the result"

@@ -9,7 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from tests.oracles import merge_rule_violation
-from tests.diff import assert_items_equal, assert_counts_equal
+from tests.diff import assert_items_equal, assert_counts_equal, merge_call
 
 
 @pytest.mark.parametrize(
@@ -34,7 +34,7 @@ def assert_merge_gives(impl, ids, pair, new_id, expected) -> None:
     """``merge(ids, pair, new_id)`` gives ``expected``; a difference shows the call, written
     before it is made (a merge that modifies ``ids`` must not change it)."""
     __tracebackhide__ = True
-    call = f"merge({ids}, {pair}, {new_id})"
+    call = merge_call(ids, pair, new_id)
     assert_items_equal(impl.run_merge(ids, pair, new_id), expected, what="id", call=call)
 
 
@@ -51,7 +51,7 @@ def assert_merge_gives(impl, ids, pair, new_id, expected) -> None:
 def test_merge_replaces_left_to_right_without_overlap(impl, ids, pair, new_id, expected):
     assert_merge_gives(impl, ids, pair, new_id, expected)
     if not expected:  # [] is also what code that does nothing returns: the pair alone must merge
-        assert_items_equal(impl.run_merge(list(pair), pair, new_id), [new_id], what="id")
+        assert_items_equal(impl.run_merge(list(pair), pair, new_id), [new_id], what="id", call=merge_call(pair, pair, new_id))
 
 
 @given(st.lists(st.integers(0, 5), max_size=40))
@@ -71,7 +71,7 @@ def test_pair_counts_match_a_counter_of_zipped_neighbours(impl, ids):
 def test_merge_does_not_modify_its_input(impl, ids, pair):
     before = list(ids)
     result = impl.run_merge(ids, pair, 99)
-    assert_items_equal(ids, before, what="input id")
+    assert_items_equal(ids, before, what="input id", call=merge_call(before, pair, 99))
     # and something was computed (code that does nothing cannot pass): the pair, when present,
     # was replaced somewhere; whether exactly right is the other merge tests' rule
     present = any(p == pair for p in zip(before, before[1:]))
@@ -90,7 +90,7 @@ def test_merge_does_not_modify_its_input(impl, ids, pair):
     ids=["not_adjacent", "reversed", "single_id", "second_missing", "run"],
 )
 def test_merge_of_an_absent_pair_leaves_the_list_equal(impl, ids, pair):
-    assert_items_equal(impl.run_merge(list(ids), pair, 99), ids, what="id")
+    assert_items_equal(impl.run_merge(list(ids), pair, 99), ids, what="id", call=merge_call(ids, pair, 99))
 
 
 @pytest.mark.parametrize(
@@ -136,7 +136,8 @@ def test_merge_never_rescans_the_new_id(impl, ids, pair, new_id, expected):
 def test_merge_accepts_ids_beyond_a_byte(impl):
     # BPE ids grow past 255: 256 = (97, 97), 300 = (256, 97)
     ids = [256, 97, 98, 256, 97]
-    assert_items_equal(impl.run_merge(ids, (256, 97), 300), [300, 98, 300], what="id")
+    call = merge_call(ids, (256, 97), 300)
+    assert_items_equal(impl.run_merge(ids, (256, 97), 300), [300, 98, 300], what="id", call=call)
 
 
 def check_merge(impl, ids, pair, new_id) -> None:
@@ -144,14 +145,21 @@ def check_merge(impl, ids, pair, new_id) -> None:
     result undoes to the input, leaves no pair side by side and takes runs from the left
     (:func:`tests.oracles.merge_rule_violation`); with ``new_id`` itself (which may occur in
     ``ids`` or ``pair``: it is never re-examined) the result is that one with ``new_id`` in
-    place of the fresh id."""
+    place of the fresh id. A failure shows the call made and says how it comes from the
+    drawn one (Hypothesis's ``new_id=...``), whose new id it replaced."""
     __tracebackhide__ = True
     fresh = max([*ids, *pair, new_id]) + 1
     with_fresh = impl.run_merge(list(ids), pair, fresh)
     broken = merge_rule_violation(ids, pair, fresh, with_fresh)
-    assert broken is None, f"merge({ids!r}, {pair!r}, {fresh}) returned {with_fresh!r}: {broken}"
+    if broken is not None:
+        raise AssertionError(
+            f"{merge_call(ids, pair, fresh)} returned {with_fresh!r}: {broken}\n"
+            f"  the drawn case is {merge_call(ids, pair, new_id)}; its new id {new_id} is replaced here by {fresh}, "
+            f"an id found nowhere in the ids or the pair, so that each {fresh} in the result is one merged pair")
     expected = [new_id if x == fresh else x for x in with_fresh]
-    assert_items_equal(impl.run_merge(list(ids), pair, new_id), expected, what=f"id of merge({ids!r}, {pair!r}, {new_id})")
+    assert_items_equal(impl.run_merge(list(ids), pair, new_id), expected, what="id", call=(
+        f"{merge_call(ids, pair, new_id)}, the drawn case; expected: what {merge_call(ids, pair, fresh)} returned, "
+        f"{fresh} read as {new_id}"))
 
 
 @given(
@@ -238,7 +246,7 @@ def test_pair_counts_of_each_bpe_step_on_aaabdaaabac(impl, step):
 @pytest.mark.parametrize("step", range(len(BPE_STEPS)), ids=["step1", "step2", "step3"])
 def test_merge_of_each_bpe_step_on_aaabdaaabac(impl, step):
     ids, _, pair, new_id, after = BPE_STEPS[step]
-    assert_items_equal(impl.run_merge(list(ids), pair, new_id), after, what="id")
+    assert_items_equal(impl.run_merge(list(ids), pair, new_id), after, what="id", call=merge_call(ids, pair, new_id))
 
 
 def test_primitives_compose_into_bpe_on_aaabdaaabac(impl):
