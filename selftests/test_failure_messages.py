@@ -65,8 +65,16 @@ def test_a_token_spanning_a_chunk_boundary_names_chunks_encoded_on_their_own():
     # "\n " (id 300) starts at character 1 and the boundary after "a\n" is at character 2
     first = failure(CHUNKED).splitlines()[0]  # the line a hidden test shows
     assert first.startswith("encode_iterable ids differ at position 1"), first
-    assert "the expected token b'\\n ' spans the chunk boundary at character 2" in first, first
+    assert "the expected token b'\\n ' spans the chunk boundary at character 2 (between chunk 1 and chunk 2 of 2)" in first, first
     assert "encoded on its own" in first
+    assert first.endswith("pre-tokens and special tokens must not be split at chunk boundaries"), first
+
+
+def test_a_spanned_boundary_after_empty_chunks_names_the_chunks_on_both_sides():
+    # the first line (all a hidden test shows) said where, as a character offset only: with
+    # thousands of chunks (a file's lines, random chunkings) the chunk numbers say which
+    first = failure(CHUNKED, chunks=["a", "\n", "", "", "  b"]).splitlines()[0]
+    assert "spans the chunk boundary at character 2 (between chunk 2 and chunk 5 of 5)" in first, first
 
 
 def test_a_token_of_theirs_across_the_boundary_does_not_blame_chunks_encoded_on_their_own():

@@ -76,14 +76,17 @@ def assert_stream_ids_equal(
         if spanned is not None and cut_at(actual, pos, vocab, text, at, spanned):
             # on the first line, which is all a hidden test shows and what a long message keeps
             first, _, rest = message.partition("\n")
+            before, after = chunk_at(chunks, spanned - 1) + 1, chunk_at(chunks, spanned) + 1
             message = (
                 f"{first}: the expected token {vocab[expected[pos]]!r} spans the chunk boundary at character "
-                f"{spanned}, as if each chunk (for a file: each line) were encoded on its own"
+                f"{spanned} (between chunk {before} and chunk {after} of {len(chunks)}), as if each chunk (for a file: "
+                "each line) were encoded on its own; pre-tokens and special tokens must not be split at chunk boundaries"
                 + (f"\n{rest}" if rest else "")
             )
             note += (
                 "\n  a pre-token or special token may continue in the next chunk: encode_iterable must give the ids "
-                "of the whole text, so keep the text after the last safe cut for the next chunk"
+                "of the whole text, so keep the text after the last safe cut (the last place where no pre-token or "
+                "special token can continue) and encode it with the next chunk"
             )
     raise AssertionError(message + "\n" + note) from None
 
