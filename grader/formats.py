@@ -16,6 +16,7 @@ from harness.printable import escape_char
 from .feedback import case_output, first_divergence, md_block
 from .points import cents_text
 from .report import EntrySummary, GradeReport, GroupSummary, ScoredCase, utf8_tree
+from .wording import failing as failing_clause
 from .scoring import GroupResult
 
 
@@ -49,7 +50,7 @@ def top_failures(groups: list[GroupResult], count: int = 3, max_lines: int = 3, 
     for i, e in enumerate(worst, 1):
         failing = e.failing()
         lines.append(f"{i}. {e.name}: -{cents_text(e.lost_cents)} of {cents_text(e.max_cents)} points, "
-                     f"{len(failing)} of {len(e.cases)} case{'s' if len(e.cases) != 1 else ''} failed")
+                     f"{failing_clause(len(failing), len(e.cases), 'case')}")
         lines.append(f"   {failing[0].nodeid}")
         out = case_output(failing[0])
         diff = first_divergence(out, max_lines) or out.strip()

@@ -236,6 +236,23 @@ def test_the_first_differing_item_is_named_by_its_position_not_read_as_a_value(w
     assert str(err.value).splitlines()[0] == first_line
 
 
+
+@pytest.mark.parametrize("check, first_line", [
+    (lambda d: d.assert_ids_equal([5, 6], [5]), "ids differ at position 1 (expected 1 id, got 2)"),
+    (lambda d: d.assert_items_equal([5, 6], [5], what="id"), "id at position 1 differs (expected 1 id, got 2)"),
+    (lambda d: d.assert_text_equal("ab", "a"), "text differs at character 1 (expected 1 character, got 2)"),
+    (lambda d: d.assert_merges_equal([(b"a", b"b"), (b"c", b"d")], [(b"a", b"b")]),
+     "expected 1 merge, got 2; the first 1 agree"),
+], ids=["ids", "items", "text", "merges"])
+def test_a_count_of_one_reads_in_the_singular(check, first_line):
+    # a field test read "expected 1 ids"
+    from tests import diff
+
+    with pytest.raises(AssertionError) as err:
+        check(diff)
+    assert first_line in str(err.value).splitlines()[0], str(err.value)
+
+
 BYTES_ONLY_TOKENIZER = '''
 class Tokenizer:  # a draft that never applies a merge: one id per byte
     def __init__(self, vocab, merges, special_tokens=None):

@@ -173,6 +173,14 @@ def test_top_failures_lists_the_three_entries_that_lost_most_points(tmp_path):
     assert top_failures(score_report(config(tmp_path), RunReport([case("tests/public/test_a.py::test_ok")]))) == ""
 
 
+
+def test_top_failures_count_the_failing_cases_in_words(tmp_path):
+    # a field test read "1 of 1 case failed"
+    text = top_failures(score_report(config(tmp_path), REPORT))
+    for words in ("1 of 3 cases fails", "its only case fails", "both cases fail"):
+        assert words in text, text
+
+
 # ---- exact points ---------------------------------------------------------------------------
 
 

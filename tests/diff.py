@@ -15,6 +15,11 @@ from harness.values import short_repr
 CONTEXT = 5  # items of context shown on each side of a difference
 
 
+def _count(n: int, noun: str) -> str:
+    """``1 id``, ``3 ids``."""
+    return f"{n} {noun}{'' if n == 1 else 's'}"
+
+
 def _short(value: Any, limit: int = 80) -> str:
     return short_repr(value, limit)
 
@@ -54,7 +59,7 @@ def assert_ids_equal(
     pos = first_difference(expected, actual)
     if pos is None:
         return
-    lines = [f"{what} differ at position {pos} (expected {len(expected)} ids, got {len(actual)})"]
+    lines = [f"{what} differ at position {pos} (expected {_count(len(expected), 'id')}, got {len(actual)})"]
     exp = _token(expected[pos], vocab) if pos < len(expected) else "<end>"
     got = _token(actual[pos], vocab) if pos < len(actual) else "<end>"
     lines.append(f"  expected: {exp}")
@@ -108,7 +113,7 @@ def assert_text_equal(actual: str, expected: str, *, what: str = "text") -> None
         return
     lo = max(pos - 20, 0)
     raise AssertionError(
-        f"{what} differs at character {pos} (expected {len(expected)} characters, got {len(actual)})\n"
+        f"{what} differs at character {pos} (expected {_count(len(expected), 'character')}, got {len(actual)})\n"
         f"  expected[{lo}:{pos + 20}] = {expected[lo:pos + 20]!r}\n"
         f"  got[{lo}:{pos + 20}]      = {actual[lo:pos + 20]!r}"
     )
@@ -134,15 +139,11 @@ def assert_items_equal(actual: Sequence, expected: Sequence, *, what: str = "ite
     got = _short(actual[pos]) if pos < len(actual) else "<end>"
     shown = f"  call: {call[:200]}\n" if call else ""
     raise AssertionError(
-        f"{what} at position {pos} differs (expected {len(expected)} {what}s, got {len(actual)})\n{shown}"
+        f"{what} at position {pos} differs (expected {_count(len(expected), what)}, got {len(actual)})\n{shown}"
         f"  expected: {exp}\n  got:      {got}\n"
         f"  expected[{lo}:{pos + 4}] = {_short(list(expected[lo:pos + 4]), 200)}\n"
         f"  got[{lo}:{pos + 4}]      = {_short(list(actual[lo:pos + 4]), 200)}"
     )
-
-
-def _pairs(n: int) -> str:
-    return f"{n} pair{'' if n == 1 else 's'}"
 
 
 def _named(items: list[str], limit: int = 5) -> str:
@@ -172,8 +173,8 @@ def assert_counts_equal(actual: Mapping, expected: Mapping, *, call: str = "") -
     def count(counts: Mapping, absent: str) -> str:
         return _short(counts[pair]) if pair in counts else f"none ({absent})"
 
-    lines = [f"pair counts differ first at pair {_short(pair)} (expected {_pairs(len(expected))}, got {len(actual)}; "
-             f"{_pairs(len(differing))} differ{'s' if len(differing) == 1 else ''}){shown}",
+    lines = [f"pair counts differ first at pair {_short(pair)} (expected {_count(len(expected), 'pair')}, got {len(actual)}; "
+             f"{_count(len(differing), 'pair')} differ{'s' if len(differing) == 1 else ''}){shown}",
              f"  expected: {count(expected, 'the pair does not occur in the ids')}",
              f"  got:      {count(actual, 'the pair is missing')}"]
     if len(differing) > 1:
@@ -224,7 +225,7 @@ def assert_merges_equal(
         return
     if pos >= len(actual) or pos >= len(expected):
         raise AssertionError(
-            f"expected {len(expected)} merges, got {len(actual)}; the first {pos} agree"
+            f"expected {_count(len(expected), 'merge')}, got {len(actual)}; the first {pos} agree"
             + (f"; the next expected merge is #{pos} {_short(expected[pos])}" if pos < len(expected) else f"; extra merge #{pos} {_short(actual[pos])}")
         )
     lines = [f"merge #{pos} differs (the first {pos} merges agree)", f"  expected: {_short(expected[pos])}", f"  got:      {_short(actual[pos])}"]
