@@ -20,6 +20,7 @@ from typing import Any
 
 from . import values as V
 from .own_metadata import provide
+from .registry import ADAPTERS, method_shape
 from .stand_ins import import_tolerating_missing
 
 
@@ -141,7 +142,7 @@ class Dispatcher:
     ``to_plain`` turns results into plain data (:func:`harness.values.to_plain`; the worker
     passes a variant that skips copying what it serializes at once)."""
 
-    def __init__(self, load: Callable[[], ModuleType], to_plain: Callable[[Any, str], Any] = V.to_plain) -> None:
+    def __init__(self, load: Callable[[], ModuleType], to_plain: Callable[..., Any] = V.to_plain) -> None:
         self._load = load
         self._module: ModuleType | None = None
         self._broken: Broken | None = None
@@ -175,7 +176,8 @@ class Dispatcher:
             handle = self.made  # never a handle given before, even after some were forgotten
             self.objects[handle] = result
             return handle
-        return self.to_plain(result, f"adapters.{adapter}(...)")
+        spec = ADAPTERS.get(adapter)
+        return self.to_plain(result, f"adapters.{adapter}(...)", spec.shape if spec is not None else None)
 
     def bound(self, handle: int, name: str) -> Callable[..., Any]:
         """Method ``name`` of the object under ``handle``; NotImplementedError if it has none."""
@@ -189,7 +191,7 @@ class Dispatcher:
     def method(self, handle: int, name: str, args: tuple | list) -> Any:
         """``obj.<name>(*args)`` for the object under ``handle``, as plain data."""
         __tracebackhide__ = True
-        return self.to_plain(self.bound(handle, name)(*args), f"{name}(...)")
+        return self.to_plain(self.bound(handle, name)(*args), f"{name}(...)", method_shape(name))
 
     def iterate(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
         """``iter(obj.<name>(chunks))`` for the object under ``handle``: its items as they
@@ -201,7 +203,8 @@ class Dispatcher:
     def plain_item(self, item: Any, name: str, index: int) -> Any:
         """Item ``index`` of stream ``name`` as plain data."""
         __tracebackhide__ = True
-        return item if type(item) is int else self.to_plain(item, f"{name}(...) item {index}")
+        shape = method_shape(name)
+        return item if type(item) is int else self.to_plain(item, f"{name}(...) item {index}", getattr(shape, "item", None))
 
     def stream(self, handle: int, name: str, chunks: Iterable[str]) -> Iterator[Any]:
         """The items of ``obj.<name>(chunks)`` as plain data, one by one; closing this

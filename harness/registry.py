@@ -59,3 +59,10 @@ PATH_ARGS: dict[str, Mapping[int, str]] = {
     **{name: a.paths for name, a in ADAPTERS.items() if a.paths},
     **{f"probe:{name}": paths for name, paths in PROBE_PATHS.items()},
 }
+
+
+def method_shape(name: str) -> V.Shape | None:
+    """The shape of method ``name``'s result, the same for every kind of object that has it
+    (``encode``: ``list[int]``); None if kinds differ or none has it."""
+    shapes = {methods[name] for methods in METHODS.values() if name in methods}
+    return shapes.pop() if len(shapes) == 1 else None

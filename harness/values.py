@@ -64,17 +64,29 @@ def _key(k: Any) -> str:
     return short_repr(k, 40)
 
 
+def _type_name(kind: type) -> str:
+    """``tuple``, ``generator`` (built-ins), else with its module: ``numpy.ndarray``."""
+    module = getattr(kind, "__module__", None)
+    name = getattr(kind, "__qualname__", None) or kind.__name__
+    return name if module == "builtins" or type(module) is not str else f"{module}.{name}"
+
+
 def _describe(value: Any) -> str:
-    """``int 116``, ``str 'ab'``, ``None``, or ``a tuple`` (with its length) for containers."""
+    """``int 116``, ``str 'ab'``, ``None``, or ``a tuple`` (with its length) for containers,
+    ``a numpy.ndarray`` for other objects (``an`` before a vowel)."""
     kind = type(value)
     if value is None:
         return "None"
     if kind in _SCALARS:
         text = f"{kind.__name__} {short_repr(value, 60)}"
     else:
-        text = f"a {kind.__qualname__}"
+        name = _type_name(kind)
+        text = ("an " if name[:1].lower() in "aeiou" else "a ") + name
         if isinstance(value, (list, tuple, dict)):
-            text += f" of length {len(value)}"
+            try:
+                text += f" of length {len(value)}"
+            except Exception:  # a subclass's own __len__
+                pass
     return text if len(text) <= 60 else text[:57] + "..."
 
 
@@ -83,6 +95,7 @@ class _NotPlain(Exception):
 
     def __init__(self, value: Any, deep: bool = False) -> None:
         self.value, self.deep, self.path = value, deep, []
+        self.steps: list[tuple[str, Any]] = []  # the path as ("item", i), ("key", k), ("value", k)
 
 
 _SCALAR_SET = frozenset(_SCALARS)
@@ -103,6 +116,7 @@ def _plain(value: Any, depth: int) -> Any:
                 items.append(_plain(v, depth + 1))
             except _NotPlain as err:
                 err.path.append(f"[{i}]")
+                err.steps.append(("item", i))
                 raise
         return items if kind is list else tuple(items)
     if kind in _STD_DICTS:
@@ -112,19 +126,24 @@ def _plain(value: Any, depth: int) -> Any:
                 key = _plain(k, depth + 1)
             except _NotPlain as err:
                 err.path.append(" key")
+                err.steps.append(("key", k))
                 raise
             try:
                 out[key] = _plain(v, depth + 1)
             except _NotPlain as err:
                 err.path.append(f"[{_key(k)}]")
+                err.steps.append(("value", k))
                 raise
         return out
     raise _NotPlain(value)
 
 
-def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
-    """A copy of ``value`` made of exact built-in types only; ``WrongResult`` otherwise
-    (naming the offending item's place, e.g. ``encode(...)[3]``)."""
+def to_plain(value: Any, where: str, shape: "Shape | None" = None, _depth: int = 0) -> Any:
+    """A copy of ``value`` made of exact built-in types only; ``WrongResult`` otherwise, one
+    line naming the offending item's place and type and, given the ``shape`` the result should
+    have, what it should be: ``encode(...) should return a plain list of ints, got a
+    mypkg.Ids of length 3 (a subclass of list)``, ``encode(...)[3] should be a plain int, got a
+    numpy.int64``."""
     try:
         return _plain(value, _depth)
     except _NotPlain as err:
@@ -133,8 +152,28 @@ def to_plain(value: Any, where: str, _depth: int = 0) -> Any:
             raise WrongResult(f"{place}: the value is nested more than 20 levels deep") from None
         kind = type(err.value)
         bases = [b.__name__ for b in kind.__mro__[1:] if b in (list, tuple, dict, int, str, bytes, float)]
+        wanted = _inner(shape, reversed(err.steps)) if shape is not None else None
+        if wanted is not None:
+            hint = f" (a subclass of {bases[0]})" if bases else ""
+            verb = "should return" if place.endswith("(...)") else "should be"  # the call's result, or a part or item
+            raise WrongResult(f"{place} {verb} {wanted.wanted}, got {_describe(err.value)}{hint}") from None
         hint = f" (a subclass of {bases[0]}; return a plain {bases[0]})" if bases else ""
         raise WrongResult(f"{place} is {_describe(err.value)}{hint}, which is not plain data") from None
+
+
+def _inner(shape: "Shape | None", steps: Any) -> "Shape | None":
+    """The shape of the part of a ``shape``-d value at ``steps`` (as :class:`_NotPlain` records
+    them, outermost first); None where the shape says nothing of it."""
+    for step, at in steps:
+        if isinstance(shape, ListOf) and step == "item":
+            shape = shape.item
+        elif isinstance(shape, TupleOf) and step == "item" and at < len(shape.items):
+            shape = shape.items[at]
+        elif isinstance(shape, DictOf) and step in ("key", "value"):
+            shape = shape.key if step == "key" else shape.value
+        else:
+            return None
+    return shape
 
 
 def describe_import_error(err: BaseException, *, short_paths: bool = False, base: str | None = None) -> str:
@@ -184,13 +223,33 @@ class Shape:
 
     name: str
 
+    @property
+    def wanted(self) -> str:
+        """What a value of this shape is, as a message says it: ``a plain list of ints``."""
+        return f"a plain {self.name}"
+
+    def fits(self, value: Any) -> bool:  # pragma: no cover - overridden
+        """Whether ``value`` itself (not its items) has the right type."""
+        raise NotImplementedError
+
     def check(self, value: Any, where: str) -> None:  # pragma: no cover - overridden
         raise NotImplementedError
+
+
+_WANTED = {"int": "a plain int", "str": "a plain str", "bytes": "plain bytes", "None": "None", "float": "a float"}
+_PLURAL = {"int": "ints", "str": "strs"}
 
 
 @dataclass(frozen=True)
 class Exact(Shape):
     types: tuple[type, ...] = ()
+
+    @property
+    def wanted(self) -> str:
+        return _WANTED.get(self.name, self.name)
+
+    def fits(self, value: Any) -> bool:
+        return type(value) in self.types
 
     def check(self, value: Any, where: str) -> None:
         if type(value) not in self.types:
@@ -200,6 +259,14 @@ class Exact(Shape):
 @dataclass(frozen=True)
 class ListOf(Shape):
     item: Shape = None  # type: ignore[assignment]
+
+    @property
+    def wanted(self) -> str:
+        plural = _PLURAL.get(self.item.name)
+        return f"a plain list of {plural}" if plural else f"a plain {self.name}"
+
+    def fits(self, value: Any) -> bool:
+        return type(value) is list
 
     def check(self, value: Any, where: str) -> None:
         if type(value) is not list:
@@ -221,6 +288,9 @@ class TupleOf(Shape):
     items: tuple[Shape, ...] = ()
     labels: tuple[str, ...] = ()  # names of the items in messages (``merges[0][0]``), if any
 
+    def fits(self, value: Any) -> bool:
+        return type(value) is tuple and len(value) == len(self.items)
+
     def check(self, value: Any, where: str) -> None:
         if type(value) is not tuple or len(value) != len(self.items):
             raise WrongResult(f"{where} should be {self.name}, got {_describe(value)}")
@@ -232,6 +302,9 @@ class TupleOf(Shape):
 class DictOf(Shape):
     key: Shape = None  # type: ignore[assignment]
     value: Shape = None  # type: ignore[assignment]
+
+    def fits(self, value: Any) -> bool:
+        return type(value) is dict
 
     def check(self, value: Any, where: str) -> None:
         if type(value) is not dict:
@@ -257,7 +330,11 @@ TRAINED = TupleOf("tuple[dict[int, bytes], list[tuple[bytes, bytes]]]", (VOCAB, 
 
 def wrong_result(what: str, shape: Shape, value: Any) -> None:
     """Check ``value`` against ``shape``; ``WrongResult`` says what ``what`` returned wrong:
-    ``adapters.run_train_bpe(...) returned the wrong type: merges[0][0] should be bytes, got int 116``."""
+    ``adapters.run_train_bpe(...) returned the wrong type: merges[0][0] should be bytes, got int 116``,
+    or for a value of the wrong type itself ``encode(...) should return a plain list of ints, got
+    a tuple of length 3`` (as :func:`to_plain` says it of a subclass, in the worker or here)."""
+    if not shape.fits(value):
+        raise WrongResult(f"{what} should return {shape.wanted}, got {_describe(value)}")
     try:
         shape.check(value, "the result")
     except WrongResult as err:

@@ -59,11 +59,11 @@ _IMMUTABLE = (int, float, str, bytes, bool, type(None))
 _IMMUTABLE_SET = set(_IMMUTABLE)
 
 
-def to_plain(value: Any, where: str) -> Any:
+def to_plain(value: Any, where: str, shape: V.Shape | None = None) -> Any:
     """:func:`harness.values.to_plain`, skipping the per-item walk for plain lists of ints or strs."""
     if type(value) is list and (V.only(value, int) or V.only(value, str)):
         return value
-    return V.to_plain(value, where)
+    return V.to_plain(value, where, shape)
 
 
 _PACKED = re.compile(rb'"\$i([48])":"')

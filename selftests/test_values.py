@@ -73,9 +73,9 @@ def test_shapes_reject_wrong_types(shape, value):
         (V.TRAINED, ({0: b"a"}, [(116, 104)]), "run_train_bpe(...) returned the wrong type: merges[0][0] should be bytes, got int 116"),
         (V.TRAINED, ({"0": b"a"}, []), "vocab key '0' should be int, got str '0'"),
         (V.TRAINED, ([], []), "vocab should be dict[int, bytes], got a list of length 0"),
-        (V.INT_LIST, (1, 2, 3), "the result should be list[int], got a tuple of length 3"),
+        (V.INT_LIST, (1, 2, 3), "adapters.run_train_bpe(...) should return a plain list of ints, got a tuple of length 3"),
         (V.INT_LIST, [1, True], "the result[1] should be int, got bool True"),
-        (V.STR, b"ab", "the result should be str, got bytes b'ab'"),
+        (V.STR, b"ab", "adapters.run_train_bpe(...) should return a plain str, got bytes b'ab'"),
     ],
     ids=["merges_of_ids", "vocab_str_key", "vocab_not_dict", "tuple_of_ids", "bool_id", "bytes_not_str"],
 )

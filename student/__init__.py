@@ -5,6 +5,13 @@ imports the package named by the ``BPE_IMPL`` environment variable, ``student`` 
 default) and use exactly the names listed in ``__all__`` below. Keep these names and
 their signatures; add any helpers you like.
 
+Return plain built-in values, exactly the types each docstring names: a plain ``list`` of
+``int`` from ``encode``, not a subclass of ``list``, a ``tuple``, a generator or a numpy
+array (``ids.tolist()``, ``list(ids)``). Grading runs your code in a separate process and only
+plain data crosses back from it; a value of another class is rejected with a message naming
+its type (``encode(...) should return a plain list of ints, got a mypkg.Ids of length 3 (a
+subclass of list)``).
+
 * Part 1, warm-up tokenizers:  ``warmup.py``
 * Part 2, BPE primitives:      ``primitives.py``
 * Part 3, pre-tokenization:    ``pretokenize.py``

@@ -54,7 +54,7 @@ def pretokenize(text: str) -> list[str]:
         text: any ``str`` (may be empty).
 
     Returns:
-        ``list[str]``; ``""`` gives ``[]``.
+        A plain ``list`` of ``str``; ``""`` gives ``[]``.
 
     >>> pretokenize("Hello, world! It's 2024.  ok\n")
     ['Hello', ',', ' world', '!', ' It', "'s", ' 2024', '.', ' ', ' ok', '\n']
@@ -85,7 +85,7 @@ def split_on_special_tokens(text: str, special_tokens: list[str]) -> list[str]:
         special_tokens: a list of non-empty ``str`` (may be empty).
 
     Returns:
-        ``list[str]``. With no special tokens the result is ``[text]``, or ``[]`` when
+        A plain ``list`` of ``str``. With no special tokens the result is ``[text]``, or ``[]`` when
         ``text == ""``. ``""`` always gives ``[]``.
 
     Raises:

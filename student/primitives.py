@@ -56,8 +56,9 @@ def merge(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
         new_id: the ``int`` that replaces each occurrence.
 
     Returns:
-        A new ``list[int]`` (never ``ids`` itself, even when nothing was replaced). If the
-        pair does not occur, the result equals ``ids``. ``[]`` gives ``[]``.
+        A new plain ``list`` of ``int`` (never ``ids`` itself, even when nothing was
+        replaced). If the pair does not occur, the result equals ``ids``. ``[]`` gives
+        ``[]``.
 
     >>> merge([1, 2, 3, 1, 2], (1, 2), 4)
     [4, 3, 4]

@@ -172,7 +172,8 @@ class Tokenizer:
             text: any ``str``.
 
         Returns:
-            ``list[int]`` (plain ``int`` values).
+            A plain ``list`` of plain ``int`` values: exactly ``list``, not a subclass of it,
+            a ``tuple``, a generator or a numpy array (see ``student/__init__.py``).
 
         Example, with the class docstring's tokenizer (ids 256 = ``b"ow"``,
         257 = ``b"low"``, 258 = ``"<|endoftext|>"``; merges ``(o,w)`` rank 0 and

@@ -47,8 +47,9 @@ class CharacterTokenizer:
             text: any ``str`` (may be empty).
 
         Returns:
-            ``list[int]``, one id per character of ``text``, in order: ``ord(ch)`` for each
-            character ``ch``. ``""`` gives ``[]``. Never raises for a ``str``.
+            A plain ``list`` of ``int``, one id per character of ``text``, in order:
+            ``ord(ch)`` for each character ``ch``. ``""`` gives ``[]``. Never raises for a
+            ``str``.
 
         >>> CharacterTokenizer().encode("Hi!")
         [72, 105, 33]
@@ -104,7 +105,7 @@ class ByteTokenizer:
             text: any ``str`` (may be empty).
 
         Returns:
-            ``list[int]`` of the byte values of ``text.encode("utf-8")``, in order, each
+            A plain ``list`` of ``int``: the byte values of ``text.encode("utf-8")``, in order, each
             0..255; ``""`` gives ``[]``.
 
         >>> ByteTokenizer().encode("€!")
@@ -187,9 +188,9 @@ class WordTokenizer:
             text: any ``str``.
 
         Returns:
-            ``list[int]``: for each pre-token of ``pretokenize(text)`` in order, its id in
-            ``self.vocab``, or 0 if the pre-token was not in the training text. ``""``
-            gives ``[]``.
+            A plain ``list`` of ``int``: for each pre-token of ``pretokenize(text)`` in
+            order, its id in ``self.vocab``, or 0 if the pre-token was not in the training
+            text. ``""`` gives ``[]``.
 
         >>> WordTokenizer("hello world").encode("hello there world")
         [1, 0, 2]
