@@ -18,6 +18,8 @@ import reprlib
 from dataclasses import dataclass
 from typing import Any
 
+from .printable import printable
+
 _SCALARS = (int, float, str, bytes, bool, type(None))
 _STD_DICTS = (dict, collections.Counter, collections.defaultdict, collections.OrderedDict)
 
@@ -68,7 +70,8 @@ def _type_name(kind: type) -> str:
     """``tuple``, ``generator`` (built-ins), else with its module: ``numpy.ndarray``."""
     module = getattr(kind, "__module__", None)
     name = getattr(kind, "__qualname__", None) or kind.__name__
-    return name if module == "builtins" or type(module) is not str else f"{module}.{name}"
+    name = name if module == "builtins" or type(module) is not str else f"{module}.{name}"
+    return printable(name, 60)  # the submission names its classes: on one line whatever they hold
 
 
 def _describe(value: Any) -> str:

@@ -135,3 +135,15 @@ def test_an_encode_iterable_item_that_is_not_plain_names_its_type(impl):
     with pytest.raises(WrongResult) as err:
         list(tok.encode_iterable(["abc"]))
     assert str(err.value) == "encode_iterable(...) item 0 should be a plain int, got a numpy.ndarray"
+
+
+def test_a_class_name_with_control_characters_stays_on_one_line():
+    from harness import values as V
+
+    odd = type("Ids\nnext line", (list,), {})
+    odd.__module__ = "mod\x1b[2J"
+    with pytest.raises(WrongResult) as err:
+        V.to_plain(odd([1]), "encode(...)", V.INT_LIST)
+    assert str(err.value) == (
+        "encode(...) should return a plain list of ints, got a mod\\x1b[2J.Ids\\nnext line of length 1 (a subclass of list)"
+    )
