@@ -1,13 +1,5 @@
-"""A submission folder as the grader sees it: its layout, and a safe copy of it.
-
-Layouts (:func:`detect_layout`):
-
-* ``stubs``: ``adapters.py`` and the ``student/`` package, as handed out;
-* ``own package``: ``adapters.py`` edited to call the student's own package(s);
-* ``adapters only``: ``adapters.py`` and nothing else importable;
-* ``CS336``: no top-level ``adapters.py`` but ``tests/adapters.py`` beside a package such as
-  ``cs336_basics/`` (Stanford CS336's assignment repositories); adapters it lacks count as
-  not implemented.
+"""A submission folder as the grader sees it: its layout (:mod:`harness.layout`, re-exported
+here), and a safe copy of it.
 
 :func:`scan` walks a submission without following any link and :func:`copy_submission`
 copies what it found: bounded in total size and file count (one clear error beyond),
@@ -28,6 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT
+from .layout import SKIP_DIRS, Layout, detect_layout  # noqa: F401  (re-exported: the layout of a submission)
 from .printable import printable
 
 MAX_BYTES = 100_000_000  # total size of what is copied
@@ -36,66 +29,10 @@ MAX_DEPTH = 32  # folders inside folders; deeper ones are left out, with a note
 MAX_FILE_BYTES = 16_000_000  # bigger files (data sets, checkpoints) are left out, with a note
 NOTES_SHOWN = 5  # notes named one by one; the rest are counted
 MAX_NAME = 200  # characters of a path shown in a note
-PACKAGES_SHOWN = 8  # packages named in a layout's description
-SKIP_DIRS = frozenset({
-    ".git", ".hg", ".svn", "__pycache__", ".venv", "venv", ".tox", ".nox", ".mypy_cache", ".pytest_cache",
-    ".ruff_cache", ".ipynb_checkpoints", "node_modules", "__MACOSX", ".eggs", ".idea", ".vscode", "wandb",
-    ".hypothesis",  # the examples and Unicode tables Hypothesis keeps where the student ran the public tests
-})
 
 
 class SubmissionError(Exception):
     """The submission cannot be copied at all (too big, too many files); the message says why."""
-
-
-@dataclass(frozen=True)
-class Layout:
-    """Where a submission's ``adapters.py`` is and what it looks like."""
-
-    kind: str  # "stubs", "own package", "adapters only", "CS336"
-    adapters: str  # path of the adapters file, relative to the submission ("tests/adapters.py")
-    packages: tuple[str, ...] = ()  # top-level packages beside it
-
-    def describe(self) -> str:
-        """``CS336 layout (tests/adapters.py, package cs336_basics/)`` and the like."""
-        if not self.packages:
-            return f"{self.kind} layout ({self.adapters})"
-        noun = "package" if len(self.packages) == 1 else "packages"
-        shown = [printable(p, 60) + "/" for p in self.packages[:PACKAGES_SHOWN]]
-        more = len(self.packages) - PACKAGES_SHOWN
-        return f"{self.kind} layout ({self.adapters}, {noun} {', '.join(shown)}{f' and {more} more' if more > 0 else ''})"
-
-
-def _packages(root: Path) -> tuple[str, ...]:
-    names = []
-    try:
-        entries = sorted(os.scandir(root), key=lambda e: e.name)
-    except OSError:
-        return ()
-    for entry in entries:
-        if entry.name in SKIP_DIRS or entry.name.startswith(".") or entry.name == "tests":
-            continue
-        if entry.is_dir(follow_symlinks=False) and (
-            os.path.isfile(os.path.join(entry.path, "__init__.py"))
-            or any(n.endswith(".py") for n in os.listdir(entry.path))
-        ):
-            names.append(entry.name)
-    return tuple(names)
-
-
-def detect_layout(root: Path | str) -> Layout | None:
-    """The layout of the submission in ``root``; None when it has no adapters file at all
-    (neither ``adapters.py`` nor ``tests/adapters.py``). Links are not followed."""
-    root = Path(root)
-    packages = _packages(root)
-    if (root / "adapters.py").is_file() and not (root / "adapters.py").is_symlink():
-        if "student" in packages:
-            return Layout("stubs", "adapters.py", packages)
-        return Layout("own package" if packages else "adapters only", "adapters.py", packages)
-    tests = root / "tests"
-    if tests.is_dir() and not tests.is_symlink() and (tests / "adapters.py").is_file() and not (tests / "adapters.py").is_symlink():
-        return Layout("CS336", "tests/adapters.py", packages)
-    return None
 
 
 @dataclass
