@@ -1,0 +1,66 @@
+"""A submission graded in-process (``--no-isolate``, ``pytest --submission``) goes first on the
+test process's ``sys.path``. A repository made from the handout holds its own ``harness/``,
+``tests/`` and ``fixtures/``; loading it took the test process's own ``harness`` and ``fixtures``
+modules out of ``sys.modules``, so the hidden tests' ``from fixtures.generate import
+zipf_corpus`` (and any later import of a harness module) ran the submission's copy: a student
+could choose the hidden tests' inputs, in-process only. The test process's own packages now stay
+its own (:func:`harness.impl.test_side_names`), and an installed package the submission has a
+folder of the same name for (``regex/``) is no longer taken out of them either."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+from harness.impl import ROOT
+
+PROBE = """
+import json, sys
+sys.path.insert(0, {root!r})  # as pytest's pythonpath = ["."] puts this checkout first
+import harness.values, regex
+from harness.impl import Implementation, LocalBackend
+
+impl = Implementation(LocalBackend("student", {sub!r}))
+assert impl.run_merge([1, 2, 3], (1, 2), 9) == [9, 3]
+import harness.bounded, fixtures.generate, regex as again  # the test side's imports after the load
+print(json.dumps({{"harness": harness.bounded.__file__, "fixtures": fixtures.generate.__file__,
+                  "regex": again.__file__, "same_regex": again is regex}}))
+"""
+
+
+def handout_shaped(dest: Path, generate: str) -> Path:
+    """The reference as ``student/`` in a repository shaped like the handout: its own copies of
+    ``harness/`` and ``fixtures/`` (``fixtures/generate.py`` given), and a ``regex/`` folder."""
+    dest.mkdir(parents=True)
+    shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")
+    shutil.copytree(ROOT / "reference", dest / "student", ignore=shutil.ignore_patterns("__pycache__"))
+    shutil.copytree(ROOT / "harness", dest / "harness", ignore=shutil.ignore_patterns("__pycache__"))
+    (dest / "fixtures").mkdir()
+    (dest / "fixtures" / "__init__.py").write_text("")
+    (dest / "fixtures" / "generate.py").write_text(textwrap.dedent(generate))
+    (dest / "regex").mkdir()
+    (dest / "regex" / "notes.py").write_text("# the student's notes on the GPT-2 pattern\n")
+    return dest
+
+
+TAMPERED = """
+def zipf_corpus(n_bytes, seed=0, **kw):
+    raise RuntimeError("the submission's own fixtures/generate.py ran")
+"""
+
+
+def test_loading_a_handout_shaped_submission_keeps_the_test_sides_own_modules(tmp_path):
+    sub = handout_shaped(tmp_path / "sub", TAMPERED)
+    code = PROBE.format(root=str(ROOT), sub=str(sub))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert found["harness"] == str(ROOT / "harness" / "bounded.py")
+    assert found["fixtures"] == str(ROOT / "fixtures" / "generate.py")
+    assert found["same_regex"] and not found["regex"].startswith(str(sub)), found["regex"]
