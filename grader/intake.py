@@ -287,6 +287,11 @@ def submission_notes(req, loaded: object, installing: bool = False, provided: tu
     left_out = [printable(n, 300) for n in listed(loaded.get("left_out"), 6)]
     if left_out:
         notes.append("left out of the copy graded: " + "; ".join(left_out))
+    shared = [printable(n, 60) for n in listed(loaded.get("not_its_own"), 8)]
+    if shared:
+        notes.append(f"in-process, the submission's {', '.join(shared)} {'is' if len(shared) == 1 else 'are'} not what its "
+                     "imports of that name get: this process had a module of the name first (an isolated grading imports "
+                     "the submission's own)")
     graded = req.submission or ROOT
     missing = missing_packages(listed(loaded.get("stand_ins"), 20), graded, graded_names(graded, req.impl))
     if missing:

@@ -19,6 +19,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any, Protocol
 
+from . import local_names
 from . import values as V
 from .breaker import Breaker
 from .dispatch import Broken, Dispatcher, OwnPackage, import_adapters
@@ -68,10 +69,10 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
     layout = detect_layout(root)
     if layout is None:
         raise BrokenImplementation(f"no adapters.py (nor tests/adapters.py) in {root}")
-    if root != ROOT:
-        _keep_test_side(root, impl)
-        _forget_earlier_submissions(root, layout.packages)
-        _LOADED.add(str(root))
+    if root != ROOT:  # this process's own modules stay its own; an earlier submission's go
+        names = local_names.SubmissionNames(root, impl)
+        names.keep_test_side()
+        local_names.forget_earlier_submissions(root, layout.packages)
     if str(root) not in sys.path:
         sys.path.insert(0, str(root))
     if packages and packages not in sys.path:
@@ -93,63 +94,9 @@ def load_adapters(impl: str = "student", root: Path | str | None = None, facts: 
         facts.update(layout=layout.describe(), stand_ins=missing)
         folder = os.path.dirname(layout.adapters)  # "tests" in a CS336 layout: its name is the submission's
         facts["own_folder"] = (str(root), folder.split("/")[0]) if folder else None
+        if root != ROOT:
+            facts["not_its_own"] = names.not_its_own()
     return module
-
-
-_LOADED: set[str] = set()  # the submissions loaded in this process (their folders)
-
-
-def test_side_names(impl: str) -> set[str]:
-    """The top-level packages and modules of this checkout the test process itself imports
-    (``harness``, ``tests``, ``fixtures``, ``reference``, ...): every one but ``impl``'s (the
-    package graded, ``student``) and ``adapters``. A submission handed in from the handout holds
-    its own ``harness/``, ``tests/`` and ``fixtures/``: its folder goes first on ``sys.path``, so
-    an import of one of these names not yet made (a hidden test's ``from fixtures.generate
-    import zipf_corpus``) would find the submission's copy."""
-    names = {p.name for p in ROOT.iterdir() if p.is_dir() and (p / "__init__.py").is_file()}
-    names |= {p.stem for p in ROOT.glob("*.py")}
-    return names - {impl, "adapters", "conftest", "setup"}
-
-
-def _keep_test_side(root: Path, impl: str) -> None:
-    """Each of this checkout's own top-level packages that the submission in ``root`` also has
-    (:func:`test_side_names`), imported now from this checkout, before ``root`` goes on
-    ``sys.path``: the test process's imports of it and of its modules (found through the
-    package's own path) stay this checkout's, as in an isolated grading, whatever the submission
-    ships under the name. The submission's own code importing the name gets this checkout's too."""
-    import importlib.machinery
-    import importlib.util
-
-    for name in sorted(test_side_names(impl)):
-        if name in sys.modules or not ((root / name).is_dir() or (root / f"{name}.py").is_file()):
-            continue
-        spec = importlib.machinery.PathFinder.find_spec(name, [str(ROOT)])
-        if spec is None or spec.loader is None:
-            continue
-        module = sys.modules[name] = importlib.util.module_from_spec(spec)
-        try:
-            spec.loader.exec_module(module)
-        except BaseException:
-            sys.modules.pop(name, None)
-            raise
-
-
-def _forget_earlier_submissions(root: Path, packages: tuple[str, ...]) -> None:
-    """Another submission's packages of the same names as ``root``'s (``packages``, and those
-    of its ``src/``), loaded earlier in this process, and this checkout's own ``student``
-    stubs: out of ``sys.modules``, so that ``root``'s are imported. Never the test process's
-    own modules (:func:`test_side_names`), nor installed or standard ones: the test process
-    uses them (a submission's ``regex/`` or ``harness/`` folder took them away, and the test
-    side's next import of them found the submission's)."""
-    src = root / "src"  # a src layout's packages (harness.dispatch puts src/ on the path)
-    own = {*packages, *(p.name for p in (src.iterdir() if src.is_dir() else ()) if (p / "__init__.py").is_file())}
-    earlier = [str(ROOT / "student"), *_LOADED]
-    for name in [m for m in sys.modules if m.partition(".")[0] in own]:
-        module = sys.modules[name]
-        file = getattr(module, "__file__", None)
-        origins = [os.path.realpath(p) for p in ([file] if file else list(getattr(module, "__path__", None) or ()))]
-        if any(not o.startswith(str(root) + os.sep) and any(o.startswith(os.path.join(e, "")) for e in earlier) for o in origins):
-            del sys.modules[name]
 
 
 class LocalBackend:

@@ -25,17 +25,20 @@ sys.path.insert(0, {root!r})  # as pytest's pythonpath = ["."] puts this checkou
 import harness.values, regex
 from harness.impl import Implementation, LocalBackend
 
-impl = Implementation(LocalBackend("student", {sub!r}))
+backend = LocalBackend("student", {sub!r})
+impl = Implementation(backend)
 assert impl.run_merge([1, 2, 3], (1, 2), 9) == [9, 3]
-import harness.bounded, fixtures.generate, regex as again  # the test side's imports after the load
+import harness.bounded, fixtures.generate, regex as again, tiktoken  # the test side's imports after the load
 print(json.dumps({{"harness": harness.bounded.__file__, "fixtures": fixtures.generate.__file__,
-                  "regex": again.__file__, "same_regex": again is regex}}))
+                  "regex": again.__file__, "same_regex": again is regex, "tiktoken": tiktoken.__file__,
+                  "not_its_own": backend.facts.get("not_its_own")}}))
 """
 
 
 def handout_shaped(dest: Path, generate: str) -> Path:
     """The reference as ``student/`` in a repository shaped like the handout: its own copies of
-    ``harness/`` and ``fixtures/`` (``fixtures/generate.py`` given), and a ``regex/`` folder."""
+    ``harness/`` and ``fixtures/`` (``fixtures/generate.py`` given), a ``regex/`` folder and a
+    ``tiktoken.py`` script."""
     dest.mkdir(parents=True)
     shutil.copyfile(ROOT / "adapters.py", dest / "adapters.py")
     shutil.copytree(ROOT / "reference", dest / "student", ignore=shutil.ignore_patterns("__pycache__"))
@@ -44,7 +47,8 @@ def handout_shaped(dest: Path, generate: str) -> Path:
     (dest / "fixtures" / "__init__.py").write_text("")
     (dest / "fixtures" / "generate.py").write_text(textwrap.dedent(generate))
     (dest / "regex").mkdir()
-    (dest / "regex" / "notes.py").write_text("# the student's notes on the GPT-2 pattern\n")
+    (dest / "regex" / "__init__.py").write_text("# the student's notes on the GPT-2 pattern, a package\n")
+    (dest / "tiktoken.py").write_text("# the student's comparison script, never imported by its code\nRAN = True\n")
     return dest
 
 
@@ -64,3 +68,6 @@ def test_loading_a_handout_shaped_submission_keeps_the_test_sides_own_modules(tm
     assert found["harness"] == str(ROOT / "harness" / "bounded.py")
     assert found["fixtures"] == str(ROOT / "fixtures" / "generate.py")
     assert found["same_regex"] and not found["regex"].startswith(str(sub)), found["regex"]
+    assert not found["tiktoken"].startswith(str(sub)), found["tiktoken"]  # the tests' oracle stays the installed one
+    # student/ imports regex, which the test process had first: said, as the isolated worker imports its own
+    assert found["not_its_own"] == ["regex/"]
