@@ -37,6 +37,9 @@ from .submission import SKIP_DIRS, package_imports
 
 LOADED: set[str] = set()  # the submissions loaded in this process (their folders)
 NOT_NAMES = frozenset({"adapters", "conftest", "setup"})  # top-level files that are no module of either side
+# standard modules whose import does something (prints, opens a browser): never imported on a
+# submission's behalf because it has a file of the name
+LOUD_MODULES = frozenset({"this", "antigravity", "__hello__", "__phello__"})
 
 
 def test_side_names(impl: str) -> set[str]:
@@ -104,7 +107,7 @@ class SubmissionNames:
         keep (the module's docstring), before the submission goes on the path."""
         own = self.own
         for name in sorted(self.names):
-            if name in sys.modules or (name not in own and name in self.imports):
+            if name in sys.modules or (name not in own and (name in self.imports or name in LOUD_MODULES)):
                 continue
             spec = (importlib.machinery.PathFinder.find_spec(name, [str(ROOT)]) if name in own
                     else self._environment_spec(name))

@@ -49,6 +49,8 @@ def handout_shaped(dest: Path, generate: str) -> Path:
     (dest / "regex").mkdir()
     (dest / "regex" / "__init__.py").write_text("# the student's notes on the GPT-2 pattern, a package\n")
     (dest / "tiktoken.py").write_text("# the student's comparison script, never imported by its code\nRAN = True\n")
+    # a standard module whose import prints (the Zen of Python): a name the tests never import
+    (dest / "this.py").write_text("# the student's scratch file\n")
     return dest
 
 
@@ -64,7 +66,8 @@ def test_loading_a_handout_shaped_submission_keeps_the_test_sides_own_modules(tm
     proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
                           env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
     assert proc.returncode == 0, proc.stderr[-2000:]
-    found = json.loads(proc.stdout.strip().splitlines()[-1])
+    assert len(proc.stdout.strip().splitlines()) == 1, proc.stdout[:2000]  # nothing printed by an import made for it
+    found = json.loads(proc.stdout)
     assert found["harness"] == str(ROOT / "harness" / "bounded.py")
     assert found["fixtures"] == str(ROOT / "fixtures" / "generate.py")
     assert found["same_regex"] and not found["regex"].startswith(str(sub)), found["regex"]
