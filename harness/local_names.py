@@ -30,6 +30,7 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import sysconfig
 from pathlib import Path
 
 from . import ROOT
@@ -73,6 +74,20 @@ def top_level_names(root: Path) -> dict[str, str]:
     return {n: shown for n, shown in found.items() if n not in NOT_NAMES}
 
 
+def _installed() -> tuple[str, ...]:
+    """The folders of the standard library and of installed packages, as real paths."""
+    paths = sysconfig.get_paths()
+    return tuple(dict.fromkeys(os.path.realpath(paths[k]) for k in ("stdlib", "platstdlib", "purelib", "platlib") if k in paths))
+
+
+INSTALLED = _installed()
+
+
+def _inside(path: str, folders: tuple[str, ...]) -> bool:
+    real = os.path.realpath(path)
+    return any(real.startswith(os.path.join(f, "")) for f in folders)
+
+
 def _under(module: object, folder: str) -> bool:
     """Whether ``module`` was loaded from ``folder`` (its file, or a namespace package's path)."""
     file = getattr(module, "__file__", None)
@@ -94,13 +109,13 @@ class SubmissionNames:
             self.imports = {n for n, unguarded in package_imports(root, only=mine).items() if unguarded}
 
     def _environment_spec(self, name: str) -> importlib.machinery.ModuleSpec | None:
-        """Where this process finds ``name`` without the submissions it loaded on its path."""
-        theirs = {str(self.root), *LOADED}
-        path = [p for p in sys.path if os.path.realpath(p or ".") not in theirs]
+        """Where the environment (the standard library, the installed packages: never a folder
+        a submission put on the path, its ``src/`` among them) has ``name``; None elsewhere."""
         try:
-            return importlib.machinery.PathFinder.find_spec(name, path)
+            spec = importlib.machinery.PathFinder.find_spec(name, list(INSTALLED))
         except (ImportError, ValueError):
             return None
+        return spec if spec is not None and spec.origin and _inside(spec.origin, INSTALLED) else None
 
     def keep_test_side(self) -> None:
         """Import now, from this checkout or the environment, each name the test process must

@@ -231,9 +231,10 @@ class Shape:
         """What a value of this shape is, as a message says it: ``a plain list of ints``."""
         return f"a plain {self.name}"
 
-    def fits(self, value: Any) -> bool:  # pragma: no cover - overridden
-        """Whether ``value`` itself (not its items) has the right type."""
-        raise NotImplementedError
+    def fits(self, value: Any) -> bool:
+        """Whether ``value`` itself (not its items) has the right type; a shape that does not
+        say lets :meth:`check` decide."""
+        return True
 
     def check(self, value: Any, where: str) -> None:  # pragma: no cover - overridden
         raise NotImplementedError

@@ -74,3 +74,32 @@ def test_loading_a_handout_shaped_submission_keeps_the_test_sides_own_modules(tm
     assert not found["tiktoken"].startswith(str(sub)), found["tiktoken"]  # the tests' oracle stays the installed one
     # student/ imports regex, which the test process had first: said, as the isolated worker imports its own
     assert found["not_its_own"] == ["regex/"]
+
+
+EARLIER_SRC = """
+import sys
+sys.path.insert(0, {root!r})
+from harness.impl import Implementation, LocalBackend
+
+print(Implementation(LocalBackend("student", {a!r})).run_merge([1, 2], (1, 2), 9))
+sys.modules.pop("cs336_basics")  # as a test cleaning up after itself does; a/src stays on the path
+print(Implementation(LocalBackend("student", {b!r})).run_merge([1, 2], (1, 2), 9))
+"""
+
+
+def test_a_later_submission_never_runs_the_code_of_an_earlier_ones_src_folder(tmp_path):
+    # the earlier submission's src/ stays on the path; the later one's cs336_basics/, which its
+    # adapters never import, had the test side import "the environment's" cs336_basics: the
+    # earlier submission's, its __init__.py run again (seen as test_layouts, then test_own_tests_package)
+    a, b = tmp_path / "a", tmp_path / "b"
+    (a / "src" / "cs336_basics").mkdir(parents=True)
+    (a / "src" / "cs336_basics" / "__init__.py").write_text('print("the earlier submission\'s cs336_basics ran")\n')
+    (a / "adapters.py").write_text("import cs336_basics\n\ndef run_merge(ids, pair, new_id):\n    return [1]\n")
+    (b / "cs336_basics").mkdir(parents=True)
+    (b / "cs336_basics" / "__init__.py").write_text("")
+    (b / "adapters.py").write_text("def run_merge(ids, pair, new_id):\n    return [2]\n")
+    code = EARLIER_SRC.format(root=str(ROOT), a=str(a), b=str(b))
+    proc = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, capture_output=True, text=True, timeout=120,
+                          env={**os.environ, "PYTHONDONTWRITEBYTECODE": "1"})
+    assert proc.returncode == 0, proc.stderr[-2000:]
+    assert proc.stdout.splitlines() == ["the earlier submission's cs336_basics ran", "[1]", "[2]"], proc.stdout
