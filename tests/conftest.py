@@ -84,6 +84,19 @@ def must_work_first(what: str, action) -> None:
         pytest.skip(f"not graded until {what} works: it raised {type(err).__name__}: {first}")
 
 
+def ratio_must_work_first(impl) -> None:
+    """Shared set-up of the tests whose expected compression ratio is 1.0 (the byte
+    tokenizer's, one id per byte): 1.0 is also what a compression_ratio returning 1.0 for
+    everything gives, so they are graded only once a ratio that is not 1 is right, the
+    hand-worked compression_ratio("héllo", [1, 2, 3]) = 6 UTF-8 bytes / 3 ids = 2.0. Otherwise
+    skipped, without points, as by :func:`must_work_first`; the tests of compression_ratio
+    itself say what is wrong."""
+    what, got = 'compression_ratio("héllo", [1, 2, 3])', []
+    must_work_first(what, lambda: got.append(impl.run_compression_ratio("héllo", [1, 2, 3])))
+    if got[0] != 2.0:
+        pytest.skip(f"not graded until {what} is right: it returned {got[0]!r}, expected 2.0 (6 UTF-8 bytes / 3 ids)")
+
+
 def read_fixture(fixture_path, name: str) -> str:
     """A fixture file's text, decoded from its bytes so "\r\n" stays as it is in the file."""
     return fixture_path(name).read_bytes().decode("utf-8")
