@@ -21,7 +21,7 @@ MEASURE = """
 import json, sys
 from fixtures.generate import zipf_corpus
 from harness.probes import encode_iterable_file
-from tests.public.test_encode_iterable import REPEAT, SMALL
+from tests.public.test_encode_iterable import BASE, REPEAT, SMALL
 
 class TupleChurn:  # a tuple of single bytes per word, freed at once: nothing is kept
     def encode_iterable(self, lines):
@@ -36,7 +36,7 @@ class KeepsIds(TupleChurn):  # the same, but every id is kept too: grows with th
             self.kept.append(i)
             yield i
 
-text = zipf_corpus(SMALL, seed=5, vocab_words=2000, doc_sep="<|endoftext|>") * (REPEAT if sys.argv[2] == "large" else 1)
+text = zipf_corpus(SMALL, seed=5, vocab_words=2000, doc_sep="<|endoftext|>") * (REPEAT if sys.argv[2] == "large" else BASE)
 with open(sys.argv[3], "w", encoding="utf-8", newline="") as f:
     f.write(text)
 tokenizer = {"churn": TupleChurn, "keeps": KeepsIds}[sys.argv[1]]()

@@ -106,14 +106,16 @@ def test_encode_iterable_is_lazy_with_special_tokens(gpt2_tokenizer):
 # ---- memory -----------------------------------------------------------------------------
 # The probe streams a file line by line through encode_iterable in the implementation's own
 # process and reports the ids' count and digest, the peak memory Python allocated and the most
-# of it the encoder held whenever it had handed over an id. The small file is streamed twice,
-# the first time unmeasured, then the large one: the same text repeated 10 times, so a cache
-# of pre-tokens filled by the first run needs nothing new. The large run's peak, and what it
-# held, may exceed the small second run's by at most 25% of the extra input bytes each. Both:
-# a block allocated and freed (a "ballast") raises a run's peak to its size, so that compared
+# of it the encoder held whenever it had handed over an id. Three files of one text: once
+# (small.txt, a warm-up, not measured: caches of pre-tokens and one-time set-up are filled
+# there), BASE times (medium.txt), then REPEAT times (large.txt). The last run's peak, and what
+# it held, may exceed the medium run's by at most 25% of the extra input bytes each. Both: a
+# block allocated and freed (a "ballast") raises a run's peak to its size, so that compared
 # alone, peaks hid an encoder keeping its whole input behind a ballast made in every run, or
 # made once in the first run (which also leaves the large run's resident memory flat when the
-# allocators keep it for reuse); it is never held while an id is handed over.
+# allocators keep it for reuse); it is never held while an id is handed over. The medium file,
+# 300 KB, is larger than the blocks a bounded encoder encodes at once (one of 256K characters
+# passes), so its memory is the same in both measured runs.
 #
 # Time: tracemalloc traces every allocation, so a traced stream takes several times a plain
 # one (about 9x for the reference), more for code that allocates much. A stream's time is not
@@ -122,11 +124,11 @@ def test_encode_iterable_is_lazy_with_special_tokens(gpt2_tokenizer):
 # reference's stream of it, traced alike and timed in this run, + TIME_FLOOR seconds (a
 # correct, lazy encoder 25x slower than the reference passes with room to spare), cut to what
 # this test's own time limit and the worker's limit per call leave. The reference streams the
-# small file only; its time for the large one is that scaled by the files' sizes (its small run
-# fills its cache, so the scaled time is more than its own stream of the large file would take:
-# never a tighter limit, and this test a quarter cheaper).
+# first file only; its time for the others is that scaled by the files' sizes (its first run
+# fills its cache, so the scaled time is more than its own stream of the others would take:
+# never a tighter limit, and this test cheaper).
 
-SMALL, REPEAT = 100_000, 10
+SMALL, BASE, REPEAT = 100_000, 3, 10
 RSS_SLACK = 512_000  # resident memory moves in pages and allocator arenas
 TIME_MULTIPLE, TIME_FLOOR = 50, 5.0
 TIME_MARGIN = 10.0  # seconds kept from a limit of the test for what it does besides the stream
@@ -191,12 +193,12 @@ def test_encode_iterable_memory_does_not_grow_with_input(gpt2_tokenizer, gpt2_or
 
     started = time.monotonic()
     small = zipf_corpus(SMALL, seed=5, vocab_words=2000, doc_sep=EOT)
-    texts = [("small.txt", small), ("large.txt", small * REPEAT)]
-    for name, text in texts:
+    texts = [(name, n, small * n) for name, n in [("small.txt", 1), ("medium.txt", BASE), ("large.txt", REPEAT)]]
+    for name, _, text in texts:
         (tmp_path / name).write_text(text, encoding="utf-8", newline="")
-    reference = _reference_seconds(request, impl, gpt2_vocab_merges, [tmp_path / name for name, _ in texts])
+    reference = _reference_seconds(request, impl, gpt2_vocab_merges, [tmp_path / name for name, _, _ in texts])
     peaks, held, sizes, rss = [], [], [], []
-    for k, (name, text) in [(0, texts[0]), *enumerate(texts)]:  # the small file twice: a warm-up first
+    for k, (name, repeat, text) in enumerate(texts):
         path = tmp_path / name
         limit, how = _stream_limit(request, None if reference is None else reference[k], started, texts[0][0] if k else None)
         got = gpt2_tokenizer.probe("encode_iterable_file", str(path), limit)
@@ -209,7 +211,7 @@ def test_encode_iterable_memory_does_not_grow_with_input(gpt2_tokenizer, gpt2_or
         expected = gpt2_oracle(text)
         if got["count"] != len(expected) or got["digest"] != ids_digest(expected):
             rebuild = f"fixtures.generate.zipf_corpus({SMALL}, seed=5, vocab_words=2000, doc_sep={EOT!r})"
-            rebuild += f" repeated {REPEAT} times" if name == "large.txt" else ""
+            rebuild += f" repeated {repeat} times" if repeat > 1 else ""
             explain_file_mismatch(gpt2_tokenizer, str(path), expected, gpt2_vocab_merges[0], rebuild)
         assert got["count"] == len(expected), f"{name}: encode_iterable gave {got['count']} ids, tiktoken {len(expected)}"
         assert got["digest"] == ids_digest(expected), (
@@ -227,11 +229,12 @@ def test_encode_iterable_memory_does_not_grow_with_input(gpt2_tokenizer, gpt2_or
         growth = measured[1] - measured[0]
         assert growth < allowed, (
             f"memory grows with the input: {growth / extra_mb / 1e3:,.0f} KB more per MB of extra input "
-            f"(allowed: under 250 KB per MB); {what} {measured[0]:,} B streaming {sizes[0]:,} B of text (after a "
-            f"first stream of it), {measured[1]:,} B streaming {sizes[1]:,} B (the same text {REPEAT} times). {LOOK_FOR}"
+            f"(allowed: under 250 KB per MB); {what} {measured[0]:,} B streaming {sizes[0]:,} B of text (a text "
+            f"{BASE} times, after a first stream of it once), {measured[1]:,} B streaming {sizes[1]:,} B (the same "
+            f"text {REPEAT} times). {LOOK_FOR}"
         )
     if None not in rss:  # measured outside the process: tampering with tracemalloc cannot hide it
-        # the small run warmed every cache, so the large run has no reason to grow at all
+        # the first runs warmed every cache, so the large run has no reason to grow at all
         assert rss[1] < allowed + RSS_SLACK, (
             f"resident memory grows with the input: it grew by {rss[1] / 1e3:,.0f} KB while streaming "
             f"{sizes[1] / 1e3:,.0f} KB of text already seen (allowed: under {(allowed + RSS_SLACK) / 1e3:,.0f} KB, a "
