@@ -20,7 +20,7 @@ from pathlib import Path
 import pytest
 
 from harness.childenv import child_env
-from tests.public.test_encode_iterable import REPEAT, RSS_SLACK, SMALL
+from tests.public.test_encode_iterable import BASE, REPEAT, RSS_SLACK, SMALL
 
 from .support import ROOT, build_layout
 
@@ -70,6 +70,6 @@ def test_resident_memory_growth_is_said_beside_its_limit_in_one_unit(tmp_path: P
     grew, streamed, allowed = (int(g.replace(",", "")) for g in said.groups())
     measured = re.search(r"\bassert (\d+) <", text)  # the assertion's measure, in bytes
     assert measured and grew == round(int(measured.group(1)) / 1e3), text[:2000]
-    extra = SMALL * (REPEAT - 1)  # the test's inputs: SMALL bytes, then the same REPEAT times
+    extra = SMALL * (REPEAT - BASE)  # the measured inputs: the same SMALL bytes BASE times, then REPEAT times
     assert allowed == round((0.25 * extra + RSS_SLACK) / 1e3) and streamed == round(SMALL * REPEAT / 1e3), text[:2000]
     assert grew > allowed, text[:2000]
