@@ -113,16 +113,17 @@ class _Merge:
         self.run_merge = merge
 
 
-def _right_to_left(ids, pair, new_id):
-    out, i = [], len(ids) - 1
-    while i >= 0:
-        if i >= 1 and (ids[i - 1], ids[i]) == tuple(pair):
-            out.append(new_id)
-            i -= 2
-        else:
-            out.append(ids[i])
-            i -= 1
-    return out[::-1]
+def _catalogued_merge(name: str):
+    """The ``merge`` a catalogued mutant appends to reference/primitives.py, as a function."""
+    from mutants.catalogue import by_name
+
+    scope: dict = {}
+    (edit,) = by_name(name).edits
+    exec(edit.code, scope)  # noqa: S102 - the catalogue's own code
+    return scope["merge"]
+
+
+_right_to_left = _catalogued_merge("merge_right_to_left")
 
 
 def _rescanning(ids, pair, new_id):  # merges its own output again while the pair is left
