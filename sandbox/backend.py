@@ -330,7 +330,9 @@ class WorkerBackend:
         """Run a :mod:`harness.probes` function in the worker. The worker's own numbers cannot
         be trusted (it could stop tracemalloc or fake its result), so the peak resident
         memory is also read here from ``/proc/<pid>/status``: ``VmHWM`` is reset through
-        ``/proc/<pid>/clear_refs`` before the probe and read after it; a dict result gets
+        ``/proc/<pid>/clear_refs`` before the probe and read after it, and ``VmRSS`` sampled
+        meanwhile (the worker may reset ``VmHWM`` too where it may write that file:
+        :class:`proctree.TreeMemory`); a dict result gets
         ``rss_peak`` (bytes the worker's resident memory grew above its size before the
         probe, plus the peak private memory of its other processes, sampled: a forked child
         doing the work counts), ``other_processes`` and ``rss_before``. Tests bounding memory should check ``rss_peak`` too."""
@@ -345,6 +347,8 @@ class WorkerBackend:
                 # children doing the work count too
                 value = self._request(["probe", probe, theirs, wire_args], f"running probe {probe}")
             peak = proc.peak_rss()
+            if peak is not None:
+                peak = max(peak, others.own_peak)  # a VmHWM reset from inside cannot undo a sample
             if type(value) is dict and before is not None and peak is not None:
                 value["rss_before"] = before
                 value["rss_peak"] = max(0, peak - before) + others.peak

@@ -156,13 +156,17 @@ def private_bytes(pid: int) -> int:
 class TreeMemory:
     """While active, samples the private memory of every process of the worker except the
     worker itself (children doing work for it) every ``period`` seconds; ``peak`` is the
-    largest total seen and ``processes`` how many distinct ones were seen. The worker's own
-    peak is read exactly by the caller (``VmHWM``); children are sampled, so a spike shorter
-    than ``period`` can be missed, but a child holding a whole input cannot."""
+    largest total seen and ``processes`` how many distinct ones were seen. Children are
+    sampled, so a spike shorter than ``period`` can be missed, but a child holding a whole
+    input cannot. The worker's own resident size is sampled too (``own_peak``, bytes): the
+    caller reads its exact peak (``VmHWM``), but the worker can reset that one where the
+    kernel lets it write its own ``/proc/self/clear_refs`` (an ordinary user's grader without
+    Landlock); a sample cannot be undone."""
 
     def __init__(self, leader: int, uid: int | None = None, period: float = 0.02, init: int | None = None) -> None:
         self.leader, self.uid, self.period, self.init = leader, uid, period, init
         self.peak = 0
+        self.own_peak = 0
         self.seen: set[int] = set()
         self._done = threading.Event()
         self._thread = threading.Thread(target=self._run, name="bpe-tree-memory", daemon=True)
@@ -172,6 +176,7 @@ class TreeMemory:
         return len(self.seen)
 
     def sample(self) -> None:
+        self.own_peak = max(self.own_peak, (status_kb(self.leader, "VmRSS") or 0) * 1024)
         others = submission_pids(self.leader, self.uid, self.init) - {self.leader}
         self.seen |= others
         self.peak = max(self.peak, sum(private_bytes(pid) for pid in others))
