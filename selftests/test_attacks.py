@@ -71,10 +71,18 @@ MEMORY_TEST = "tests/public/test_encode_iterable.py::test_encode_iterable_memory
 # attacks graded on another selection than TESTS
 SELECTION = {
     "fork_for_memory": [*TESTS, MEMORY_TEST],  # the streaming memory test it attacks, on top
+    "reset_peak_rss": [*TESTS, MEMORY_TEST],
     # each byte case ends the worker (a fresh one per case, ~0.3 s each): the 3 fixture-file
     # cases show every case of the group failing and the groups after it unharmed as the 33 did
     "os_exit_in_encode": [t for t in TESTS if not t.endswith(("::test_byte_ids_are_utf8_bytes", "::test_byte_round_trip"))],
 }
+# the attacks on the memory test: graded with a call limit the reference's stream fits in (under
+# CONFIG's 3 s, every stream of the test's 1 MB ran past its time, so any encoder failed it: the
+# attacks' zero showed nothing), and their failure must be the resident memory's
+MEMORY_ATTACKS = ("fork_for_memory", "reset_peak_rss")
+MEMORY_CONFIG = CONFIG.replace("call_timeout: 3\n", "call_timeout: 60\n")
+assert MEMORY_CONFIG != CONFIG
+MEMORY_FAILURE = "resident memory grows with the input"
 GRADE_LIMIT = 150.0  # seconds per attack, under load
 
 FULL, ZERO, BELOW, CONTROL, ANY = "full", "zero", "below full", "at most the control", "at most full"
@@ -104,6 +112,8 @@ EXPECT: dict[str, dict[str, str]] = {
     "leave_child": {"merge": FULL, **_untouched},
     # a forked child does encode_iterable's work: the worker's own memory stays flat
     "fork_for_memory": {"stream": ZERO, "merge": FULL, **_untouched},
+    # joins its input, fakes tracemalloc and resets the kernel's peak resident memory from inside
+    "reset_peak_rss": {"stream": ZERO, "merge": FULL, **_untouched},
     # bool for int; int/str/bytes/tuple subclasses that equal anything
     "sneaky_values": {"merge": ZERO, "pairs": ZERO, "byte": ZERO},
     # sitecustomize/usercustomize/.pth/json.py/random.py/pytest.py/conftest.py in the submission:
@@ -186,17 +196,22 @@ def grade(name: str, base: Path, tests: list[str] | None = None, config_name: st
 
 # the gradings that take longest (waiting out call timeouts, a fresh worker per test case,
 # one more test): started first, so that the pool does not end waiting for one of them alone
-SLOW = ("os_exit_in_encode", "infinite_loop", "ignore_sigterm", "catch_base_exception", "fork_for_memory", "memory_hog")
+SLOW = ("os_exit_in_encode", "infinite_loop", "ignore_sigterm", "catch_base_exception", "fork_for_memory", "reset_peak_rss", "memory_hog")
+
+
+def config_of(name: str) -> str:
+    return "memory.yaml" if name in MEMORY_ATTACKS else "grading.yaml"
 
 
 @prefetched
 def graded(prefetch):
     base = prefetch.mktemp("attacks")
     (base / "grading.yaml").write_text(CONFIG)
+    (base / "memory.yaml").write_text(MEMORY_CONFIG)
     before = fixtures_digest()
     order = [*SLOW, *(name for name in EXPECT if name not in SLOW)]
     with ThreadPoolExecutor(max_workers=4) as pool:
-        outcomes = dict(zip(order, pool.map(lambda n: grade(n, base, side_by_side=True), order)))
+        outcomes = dict(zip(order, pool.map(lambda n: grade(n, base, config_name=config_of(n), side_by_side=True), order)))
     outcomes["_fixtures_unchanged"] = fixtures_digest() == before
     return outcomes
 
@@ -242,6 +257,9 @@ def test_attack_is_contained(graded, name):
         else:
             assert got <= control + 1e-9, f"{group}: {got}/{most}, more than the honest wrong code's {control}"
     assert sum(out.group_scores().values()) == pytest.approx(data["score"], abs=0.01)
+    if name in MEMORY_ATTACKS:  # the memory test failed for what it attacks, not for running past its time
+        memory = [t["output"] for t in out.tests if t["tags"][0] == "stream"]
+        assert memory and all(MEMORY_FAILURE in text for text in memory), f"not failed on its memory: {memory}\n{context}"
 
 
 @pytest.mark.slow
