@@ -8,7 +8,10 @@ points) and splits the points it loses into
 
 * **own rule**: entries whose test states the mutant's rule (:data:`RULES`, globs over test
   function names), or checks the whole graded function against an oracle or hand-worked
-  examples (:data:`WHOLE_FUNCTION`: any bug of the function is theirs);
+  examples (:data:`WHOLE_FUNCTION`: any bug of the function is theirs); in Part 5a, only
+  tests of the function the mutant breaks (:func:`checks`: encode tests for an ``encode_*``
+  bug, decode tests for a ``decode_*`` one), so a decode bug failing an encode-vs-tiktoken
+  test is collateral;
 * **later parts**: tests of other groups, whose functions call the buggy one in the
   submission itself (its training uses its own pre-tokenizer): the bug is in their result too;
 * **speed**: the speed tests, which score only a correct result (their rule: correct *and*
@@ -107,6 +110,26 @@ RULES: dict[str, tuple[str, ...]] = {
 }
 
 
+def checks(test: str) -> set[str]:
+    """The functions of Part 5a's tokenizer a test checks, read from the verb of its name (the
+    suite names a test by its rule): a name saying ``decode`` checks decode; one saying
+    ``encode`` too (``decode_of_encode``) or ``round_trip`` checks both; any other checks
+    encode, whose ids it compares (with tiktoken's, the reference's or hand-worked ones), so
+    ``test_random_strings_match_tiktoken`` is encode's and
+    ``test_decode_of_tiktoken_ids_of_random_strings_gives_the_strings`` decode's."""
+    if "round_trip" in test or ("decode" in test and "encode" in test):
+        return {"encode", "decode"}
+    return {"decode"} if "decode" in test else {"encode"}
+
+
+def broken_function(mutant: Mutant) -> str | None:
+    """The tokenizer function a Part 5a mutant breaks, by the catalogue's naming: ``encode_*``
+    and ``decode_*``; None for the others (the constructor's tables, which encode and decode
+    both use, and the files), whose own tests are not narrowed by function."""
+    verb = mutant.name.split("_")[0]
+    return verb if mutant.group == "tokenizer" and verb in ("encode", "decode") else None
+
+
 def test_function(key: str) -> str:
     """``tests/x.py::test_f[case]`` -> ``test_f``."""
     return key.split("::")[-1].split("[")[0]
@@ -117,6 +140,7 @@ def classify(mutant: Mutant, results: dict) -> dict:
     calls the buggy function: the submission's own Part 4 uses its Part 3) and collateral
     (tests of its group stating another rule)."""
     own_globs = RULES.get(mutant.name, ()) + WHOLE_FUNCTION.get(mutant.group, ())
+    function = broken_function(mutant)
     out = {"lost": 0.0, "own": 0.0, "speed": 0.0, "later": 0.0, "collateral": 0.0, "entries": []}
     for t in results.get("tests", []):
         lost = round(t["max_score"] - t["score"], 2)
@@ -125,7 +149,8 @@ def classify(mutant: Mutant, results: dict) -> dict:
         name = test_function(t.get("extra_data", {}).get("test", ""))
         group = (t.get("tags") or [""])[0]
         out["lost"] += lost
-        if group == mutant.group and (mutant.group == "speed" or any(fnmatch.fnmatchcase(name, g) for g in own_globs)):
+        own = any(fnmatch.fnmatchcase(name, g) for g in own_globs) and (function is None or function in checks(name))
+        if group == mutant.group and (mutant.group == "speed" or own):
             out["own"] += lost
         elif group == "speed":
             out["speed"] += lost
