@@ -253,8 +253,13 @@ def main(argv: list[str] | None = None) -> int:
             "hand-worked corpus, and those corpora also have ties or several merges, so a tie-break or\n"
             "counting bug changes them too (tie-free corpora checking only their rule's merge would bring\n"
             "them to 0); Part 5's special-token tests compare all ids of a text with tiktoken, so an\n"
-            "encoding bug in the ordinary text around the specials shows there too. The rejection tests\n"
-            "of training, once charged for every training bug, lose nothing now.\n",
+            "encoding bug in the ordinary text around the specials shows there too, as in\n"
+            "test_loading_saved_files_gives_the_same_ids (tiktoken's ids of the loaded merges); two decode\n"
+            "tests of new special tokens take the specials' ids from the submission's encode, and\n"
+            "test_callers_vocab_and_merges_are_not_modified checks that the tokenizer worked by encoding a\n"
+            "special token, so encode's special-token bugs lose points there. In Part 5a a test is a bug's\n"
+            "own only if it checks the function the bug breaks (encode's ids, decode's text: read from its\n"
+            "name). The rejection tests of training, once charged for every training bug, lose nothing now.\n",
             encoding="utf-8",
         )
     return 0
