@@ -254,12 +254,10 @@ def main(argv: list[str] | None = None) -> int:
             "counting bug changes them too (tie-free corpora checking only their rule's merge would bring\n"
             "them to 0); Part 5's special-token tests compare all ids of a text with tiktoken, so an\n"
             "encoding bug in the ordinary text around the specials shows there too, as in\n"
-            "test_loading_saved_files_gives_the_same_ids (tiktoken's ids of the loaded merges); two decode\n"
-            "tests of new special tokens take the specials' ids from the submission's encode, and\n"
-            "test_callers_vocab_and_merges_are_not_modified checks that the tokenizer worked by encoding a\n"
-            "special token, so encode's special-token bugs lose points there. In Part 5a a test is a bug's\n"
-            "own only if it checks the function the bug breaks (encode's ids, decode's text: read from its\n"
-            "name). The rejection tests of training, once charged for every training bug, lose nothing now.\n",
+            "test_loading_saved_files_gives_the_same_ids (tiktoken's ids of the loaded merges). In Part 5a a\n"
+            "test is a bug's own only if it checks the function the bug breaks (encode's ids, decode's text:\n"
+            "read from its name); the decode tests of new special tokens decode the ids the rule gives, not\n"
+            "encode's. The rejection tests of training, once charged for every training bug, lose nothing now.\n",
             encoding="utf-8",
         )
     return 0
