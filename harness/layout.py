@@ -105,6 +105,16 @@ def _importable(root: Path, folders: tuple[str, ...]) -> dict[str, str]:
     return found
 
 
+def statement_imports(node: ast.AST) -> list[str]:
+    """The top-level names an ``import`` or absolute ``from ... import`` statement imports
+    (``import a.b, c``: ``a``, ``c``); nothing for any other node."""
+    if isinstance(node, ast.Import):
+        return [alias.name.partition(".")[0] for alias in node.names]
+    if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
+        return [node.module.partition(".")[0]]
+    return []
+
+
 def imported_names(adapters: Path) -> list[str]:
     """The top-level names the adapters file imports, in order: absolute ``import`` and ``from``
     statements, and the string constants given to ``importlib.import_module`` or
@@ -118,11 +128,8 @@ def imported_names(adapters: Path) -> list[str]:
         return []
     names: list[str] = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.Import):
-            names += [alias.name.partition(".")[0] for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            names.append(node.module.partition(".")[0])
-        elif isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("import_module", "__import__"):
+        names += statement_imports(node)
+        if isinstance(node, ast.Call) and getattr(node.func, "id", getattr(node.func, "attr", None)) in ("import_module", "__import__"):
             names += [c.value.partition(".")[0] for arg in node.args for c in ast.walk(arg)
                       if isinstance(c, ast.Constant) and type(c.value) is str]
     return list(dict.fromkeys(names))

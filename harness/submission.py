@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from . import ROOT
-from .layout import SKIP_DIRS, Layout, detect_layout  # noqa: F401  (re-exported: the layout of a submission)
+from .layout import SKIP_DIRS, Layout, detect_layout, statement_imports  # noqa: F401  (re-exported: the layout of a submission)
 from .printable import printable
 
 MAX_BYTES = 100_000_000  # total size of what is copied
@@ -257,10 +257,7 @@ def _imports(tree: ast.AST) -> list[tuple[str, bool]]:
     todo: list[tuple[ast.AST, bool]] = [(tree, False)]
     while todo:
         node, guarded = todo.pop()
-        if isinstance(node, ast.Import):
-            out += [(alias.name.partition(".")[0], guarded) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            out.append((node.module.partition(".")[0], guarded))
+        out += [(name, guarded) for name in statement_imports(node)]
         if isinstance(node, (ast.Try, getattr(ast, "TryStar", ast.Try))):
             inner = guarded or any(_catches_import_error(h) for h in node.handlers)
             todo += [(child, inner) for child in node.body]
