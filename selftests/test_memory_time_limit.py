@@ -55,7 +55,23 @@ class BPETokenizer(_Reference):
 """
 REPEATS = {"about_25x": 90, "far_slower": 3000}  # about_25x: 20-26x the reference's traced stream, as measured
 # (90 encodes run: 25x; slept, 23x, on small.txt, 2026-11-26)
-CASES = [("about_25x", True), ("far_slower", True), ("far_slower", False), ("cs336:encode_iterable_joins_everything", True)]
+# No id for an hour from the start, as code that applies all 50,000 GPT-2 merges to every
+# pre-token of its first block (a common first encoder: correct, minutes per block) gives
+# none for minutes: the stream reads no line and hands over no id for the probe to stop it at.
+NO_FIRST_ID = """
+
+import time as _time
+
+from .tokenizer import Tokenizer as _Reference
+
+
+class BPETokenizer(_Reference):
+    def encode_iterable(self, iterable):
+        _time.sleep(3600)
+        yield from super().encode_iterable(iterable)
+"""
+CASES = [("about_25x", True), ("far_slower", True), ("far_slower", False), ("cs336:encode_iterable_joins_everything", True),
+         ("no_first_id", True), ("no_first_id", False)]
 
 
 def build(kind: str, dest: Path) -> Path:
@@ -63,7 +79,7 @@ def build(kind: str, dest: Path) -> Path:
         return build_layout(kind, dest)
     build_layout("cs336", dest)
     with open(dest / "cs336_basics" / "bpe_tokenizer.py", "a", encoding="utf-8") as f:
-        f.write(SLOWED.format(repeat=REPEATS[kind]))
+        f.write(NO_FIRST_ID if kind == "no_first_id" else SLOWED.format(repeat=REPEATS[kind]))
     return dest
 
 
@@ -110,3 +126,15 @@ def test_an_encoder_reading_its_whole_input_first_still_fails_on_memory(graded):
     test = memory_test(out)
     assert test["status"] == "failed", out.context()
     assert "memory grows with the input" in test.get("output", ""), test.get("output", "")[:3000]
+
+
+@pytest.mark.parametrize("isolate", [True, False], ids=["isolated", "in-process"])
+def test_an_encoder_giving_no_id_is_stopped_at_the_derived_limit_not_the_tests(graded, isolate):
+    # before, the stream ran on to the test's own limit (400 s) or the grading's budget, and
+    # every test after it was not reached: a correct but slow encoder scored 46 of 100
+    out = graded[("no_first_id", isolate)]
+    test = memory_test(out)
+    assert test["status"] == "failed", out.context()
+    text = test.get("output", "")
+    assert "encode_iterable ran past its time on small.txt" in text and "50x the reference's" in text, text[:3000]
+    assert out.seconds < 300, f"the grading took {out.seconds:.0f} s: the stream was not stopped at its limit\n{text[:2000]}"
