@@ -4,7 +4,8 @@
 9 minutes: inside the common platforms' 10-minute defaults (Gradescope's autograder timeout,
 GitHub Classroom's command-grader step) with a minute to spare for copying the submission
 and starting up. ``timeouts_in_a_row``: a function of the submission that ran into a limit on
-this many tests in a row is no longer called (:mod:`harness.breaker`; 0: always called).
+this many tests in a row is no longer called (:mod:`harness.breaker`; 0: always called), nor
+one whose tests that ran into a limit took :data:`LOST_SHARE` of the budget in all.
 """
 
 from __future__ import annotations
@@ -12,6 +13,9 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 MIN_BUDGET = 10.0  # seconds: less cannot even start the test run
+# A function whose tests that ran into a limit took this share of the budget in all is no
+# longer called (harness.breaker), in a row or not: a fifth of 540 s, two tests at 60 s
+LOST_SHARE = 0.2
 
 
 @dataclass(frozen=True)

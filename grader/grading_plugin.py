@@ -14,7 +14,8 @@ Time: given the grading's deadline (``--grading-deadline``, from ``grade``'s tim
 test never runs past it (its timeout is cut to the time left: if that ends it, it is "not
 finished") and the tests after it are "not reached", each saying so; the circuit breaker
 (:mod:`harness.breaker`, ``grading.yaml`` ``timeouts_in_a_row``) stops calling a function of
-the submission that ran into a limit on that many tests in a row. SIGTERM (what ``grade`` sends when
+the submission that ran into a limit on that many tests in a row, or in tests that took
+:data:`grader.budget.LOST_SHARE` of the budget in all. SIGTERM (what ``grade`` sends when
 it is stopped) and SIGINT stop every worker, remove their sandboxes and end the run at once.
 
 It declares ``pytest_bpe_known_bug`` (:mod:`grader.hooks`) and, in any run, asks it about
@@ -46,6 +47,7 @@ from harness.timeouts import timeout_limit
 from sandbox import registry
 
 from . import hooks
+from .budget import LOST_SHARE
 from .config import Config, ConfigError, check_selection, load_config, read_policy
 from .journal import Journal
 from .report import CALL_TIME, TEST_TIME, TIME_BUDGET, Case, RunReport, known_bug_line, write_run_report
@@ -65,7 +67,7 @@ LIMIT_MARKERS = (
     ("output limit", "[output truncated:"),
     ("reply limit", "sent a reply"),
     (TIME_BUDGET, "the grading's time budget of"),  # not reached, not finished (below)
-    ("not called again", "tests in a row; this test calls it"),  # harness/breaker.py
+    ("not called again", "; this test calls it, so it fails at once"),  # harness/breaker.py
     ("worker died", "the worker running your code died"),
     ("worker exited", "the worker running your code exited"),
     ("worker stopped answering", "the worker running your code stopped answering"),
@@ -112,7 +114,8 @@ class GradingSession:
         self.deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
         self.budget = config.getoption("grading_budget")
         self.capped: set[str] = set()  # tests whose timeout was cut to the time left
-        self.breaker = config.stash[keys.BREAKER] = Breaker(policy.time.timeouts_in_a_row)
+        lost_limit = LOST_SHARE * self.budget if self.budget else None
+        self.breaker = config.stash[keys.BREAKER] = Breaker(policy.time.timeouts_in_a_row, lost_limit)
         self.noted: dict = {}  # the facts journaled last (see _note_facts)
         try:
             for sig in (signal.SIGTERM, signal.SIGINT):
@@ -257,7 +260,7 @@ class GradingSession:
         elif report.when == "call" and report.passed and test.outcome == "not run":
             test.outcome = "passed"
         if report.when == "teardown":
-            self.breaker.end_test()
+            self.breaker.end_test(test.duration)
             self._finished(test)
 
     def _say_groups_done(self) -> None:

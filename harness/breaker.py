@@ -9,7 +9,11 @@ while that function was running, or its worker killed by a limit: :class:`TimeLo
 ``MemoryError`` it raised at the memory limit, which takes as long to reach every time), each
 later call to it fails at once with one line (:class:`NotCalled`); the tests of the other
 functions run as usual. A test in which the function returned (or raised on its own) resets
-its count.
+its count. Given ``lost_limit``, a function whose tests that ran into a limit took that many
+seconds in all is not called again either, in a row or not: correct code too slow for the
+large inputs of some tests (an encoder applying every GPT-2 merge to every pre-token) timed
+out at 60 s in tests between others it passed, spent the whole budget so, and the tests of
+every part after it were not reached.
 
 "Function" is the call the harness makes: an adapter (``run_merge``), or a method of the
 object an adapter returned (``get_tokenizer(...).encode``). The grading plugin makes the
@@ -40,8 +44,10 @@ class NotCalled(AssertionError):
 class Breaker:
     """Counts, per function, the tests in a row in which a call to it ran into a limit."""
 
-    def __init__(self, after: int) -> None:
+    def __init__(self, after: int, lost_limit: float | None = None) -> None:
         self.after = after  # 0: never trips
+        self.lost_limit = lost_limit  # seconds a function's tests may lose to limits in all (None: no such rule)
+        self.lost_seconds: dict[str, float] = {}  # function -> seconds of its tests that ran into a limit
         self.streak: dict[str, list[str]] = {}  # function -> limit kinds of its tests in a row
         self.tripped: dict[str, str] = {}  # function -> "run_merge timed out on 3 tests in a row"
         self._lost: dict[str, str] = {}  # this test: function -> limit kind
@@ -54,7 +60,8 @@ class Breaker:
         if summary is not None:
             raise NotCalled(
                 f"not run: {summary}; this test calls it, so it fails at once "
-                f"(the grading stops calling a function that ran into a limit on {self.after} tests in a row)",
+                f"(the grading stops calling a function that ran into a limit on {self.after} tests in a row"
+                + (f" or in tests of {self.lost_limit:.0f} s in all)" if self.lost_limit is not None else ")"),
                 summary,
             )
 
@@ -67,15 +74,21 @@ class Breaker:
         elif not isinstance(error, NotCalled):
             self._fine.add(function)
 
-    def end_test(self) -> None:
-        """The test is over: count the functions that ran into a limit in it, reset the
-        others; a function at ``after`` tests in a row is tripped."""
+    def end_test(self, seconds: float = 0.0) -> None:
+        """The test is over (it took ``seconds``): count the functions that ran into a limit in
+        it, reset the others; a function at ``after`` tests in a row, or whose tests that ran
+        into a limit took ``lost_limit`` seconds in all, is tripped."""
         for function in self._fine - set(self._lost):
             self.streak.pop(function, None)
         for function, kind in self._lost.items():
             kinds = self.streak.setdefault(function, [])
             kinds.append(kind)
-            if self.after and len(kinds) >= self.after and function not in self.tripped:
+            lost = self.lost_seconds[function] = self.lost_seconds.get(function, 0.0) + seconds
+            if not self.after or function in self.tripped:
+                continue
+            if len(kinds) >= self.after:
                 what = kinds[0] if len(set(kinds)) == 1 else "timed out or was stopped by a limit"
                 self.tripped[function] = f"{function} {what} on {len(kinds)} tests in a row"
+            elif self.lost_limit is not None and lost >= self.lost_limit:
+                self.tripped[function] = f"{function} ran into limits in tests that took {lost:.0f} s in all"
         self._lost, self._fine = {}, set()
