@@ -56,22 +56,28 @@ def test_merges_match_naive_trainer_on_tiny_corpora(impl, tmp_path, text, specia
     check_against_oracle(impl, tmp_path, text, 256 + len(specials) + extra, specials)
 
 
+SEPARATORS_ONCE = ".,;:!?-/"  # single-byte pre-tokens, each used once in a corpus
+
+
 @pytest.mark.parametrize("case", range(6))
 def test_ties_go_to_lexicographically_greatest_pair_random_letters(impl, tmp_path, rng, case):
-    # Two different two-letter words, each occurring k times, one per line, in random order:
-    # their pairs tie at k and the greater (bytes, bytes) pair must be merged first.
+    # Two different two-letter words, each occurring k >= 2 times, in random order, split by
+    # punctuation marks each used once: their pairs tie at k and the greater (bytes, bytes)
+    # pair must be merged first. A pair across a mark would occur once, below the tie, so
+    # training that pairs across pre-tokens (another rule's bug) still merges the same; only
+    # the first merge is compared (how many there are is the vocabulary size's rule).
     letters = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz"
     first = rng.choice(letters) + rng.choice(letters)
     second = first
     while second == first:
         second = rng.choice(letters) + rng.choice(letters)
-    k = rng.randint(1, 4)
+    k = rng.randint(2, 4)
     words = [first] * k + [second] * k
     rng.shuffle(words)
-    text = "\n".join(words)
+    text = words[0] + "".join(sep + w for sep, w in zip(SEPARATORS_ONCE, words[1:]))
     expected = max((w[0].encode(), w[1].encode()) for w in (first, second))
     _, merges = train(impl, tmp_path, text, 256 + 1)
-    assert_merges_equal(merges, [expected], word_counts=oracles.pretoken_counts(text))
+    assert_merges_equal(merges[:1], [expected], word_counts=oracles.pretoken_counts(text))
 
 
 # ---- larger inputs against the reference -------------------------------------------------
