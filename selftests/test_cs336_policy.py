@@ -187,7 +187,7 @@ def test_training_past_the_last_pair_costs_only_the_early_stop_rule(tmp_path, ca
 
     (tmp_path / "literal").mkdir(), (tmp_path / "stop").mkdir()
     literal(_NeverStops(), tmp_path / "literal", *_metachar_cases()[case])  # literal matching is all it checks
-    with pytest.raises(AssertionError, match="merges"):
+    with pytest.raises(AssertionError, match=r"expected 1 merge, got \d+"):
         stops_early(_NeverStops(), tmp_path / "stop")  # the rule the bug breaks names it
 
 
