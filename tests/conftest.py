@@ -148,6 +148,14 @@ def gpt2_vocab_merges(gpt2_files) -> tuple[dict[int, bytes], list[tuple[bytes, b
     return VocabMerges((vocab, merges))
 
 
+@pytest.fixture(scope="session")
+def gpt2_ordinary_vocab(gpt2_vocab_merges, gpt2_encoding) -> dict[int, bytes]:
+    """GPT-2's ordinary tokens: its vocab without the ids of tiktoken's GPT-2 special tokens
+    (``<|endoftext|>``, 50256): what any tokenization of ordinary text is made of."""
+    specials = {gpt2_encoding.encode_single_token(s) for s in gpt2_encoding.special_tokens_set}
+    return {i: token for i, token in gpt2_vocab_merges[0].items() if i not in specials}
+
+
 def gpt2_byte_decoder() -> dict[str, int]:
     """GPT-2's printable character -> byte table, rebuilt from its published definition (a
     copy of it each call: some tests ask per token)."""

@@ -81,6 +81,82 @@ def assert_ids_equal(
     raise AssertionError("\n".join(lines))
 
 
+def _segments(ids: Sequence, special_ids: set) -> list[tuple[int, list]]:
+    """``(position, ids)``: each special id alone, the other ids in runs as long as they go."""
+    out: list[tuple[int, list]] = []
+    for k, i in enumerate(ids):
+        if i not in special_ids and out and out[-1][1][-1] not in special_ids:
+            out[-1][1].append(i)
+        else:
+            out.append((k, [i]))
+    return out
+
+
+def _segment_text(segment: list, names: Mapping, vocab: Mapping[int, bytes]) -> str:
+    if len(segment) == 1 and segment[0] in names:
+        return f"the special token {_short(names[segment[0]])} (id {segment[0]})"
+    shown = _tokens(segment[:8], vocab) + (f" ... ({len(segment)} ids)" if len(segment) > 8 else "")
+    spelled = b"".join(vocab.get(i, b"") for i in segment)
+    return f"ids {shown} spelling {_short(spelled)}"
+
+
+def _piece_problem(piece: str, is_special: bool, segment: list, names: Mapping, vocab: Mapping[int, bytes]) -> str | None:
+    """What is wrong with ``segment`` (not empty) as the ids of one piece; None if nothing."""
+    if is_special:
+        return None if len(segment) == 1 and names.get(segment[0]) == piece else ""
+    if len(segment) == 1 and segment[0] in names:
+        return ""
+    unknown = next((i for i in segment if i not in vocab), None)
+    if unknown is not None:
+        return f"id {_short(unknown)} is no ordinary token's id (a special token's, or unknown)"
+    data, want = b"".join(vocab[i] for i in segment), piece.encode("utf-8")
+    if data == want:
+        return None
+    at = first_difference(want, data)
+    if at == len(want):
+        return f"they spell more than the piece: its {_count(at, 'byte')} and then {_short(data[at:at + 16])}"
+    if at == len(data):
+        return f"they spell less than the piece: its first {_count(at, 'byte')}, without {_short(want[at:at + 16])}"
+    return f"their bytes part from the piece's at byte {at}: expected {_short(want[at:at + 16])}, got {_short(data[at:at + 16])}"
+
+
+def assert_pieces_encoded(
+    actual: list[int],
+    pieces: Sequence[tuple[str, bool]],
+    *,
+    specials: Mapping[str, int],
+    vocab: Mapping[int, bytes],
+    what: str = "ids",
+) -> None:
+    """encode's ids checked against the text cut at its special tokens, ``(piece,
+    is_special)`` in order, apart from how ordinary text is merged: each special must be its
+    one id ``specials[piece]`` in its place, and the ids of each piece of ordinary text
+    between them SOME tokenization of it: ids of ``vocab`` (the ordinary tokens, no special
+    token's id among them) whose bytes joined are the piece's UTF-8 bytes. The ids are cut
+    the same way (each special id alone, the other ids in runs), so ids that only spell the
+    specials, or leave out text, differ. Otherwise a message naming the first piece that
+    differs: its index, where it starts in the ids and the text, what was expected and got."""
+    __tracebackhide__ = True
+    names = {i: s for s, i in specials.items()}
+    segments = _segments(actual, set(names))
+    for k in range(max(len(pieces), len(segments))):
+        piece, is_special = pieces[k] if k < len(pieces) else ("", False)
+        position, segment = segments[k] if k < len(segments) else (len(actual), [])
+        problem = _piece_problem(piece, is_special, segment, names, vocab) if k < len(pieces) and segment else ""
+        if problem is None:
+            continue
+        expected = ("<end>" if k >= len(pieces) else f"the special token {_short(piece)} as its one id {specials[piece]}"
+                    if is_special else f"ordinary text {_short(piece)}")
+        text, start = "".join(p for p, _ in pieces), sum(len(p) for p, _ in pieces[:k])
+        lines = [f"{what} differ at piece #{k} of the text cut at its special tokens (expected {_count(len(pieces), 'piece')}, "
+                 f"your ids make {len(segments)}; piece #{k} starts at character {start} of the text, at position {position} "
+                 "of the ids)", f"  expected: {expected}",
+                 f"  got:      {_segment_text(segment, names, vocab) if segment else '<end>'}"]
+        lines += [f"  {problem}"] if problem else []
+        lines.append(f"  the text around it: {_short(text[max(start - 20, 0):start + 40])}")
+        raise AssertionError("\n".join(lines))
+
+
 def assert_word_ids_equal(actual: list[int], expected: list[int], text: str, words: list[str], theirs) -> None:
     """:func:`assert_ids_equal` for a word tokenizer's ids, saying where ``theirs()`` (the
     submission's pre-tokens of ``text``, asked only on a difference) first parts from

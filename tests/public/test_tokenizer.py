@@ -1,7 +1,10 @@
 """Part 5: the Tokenizer -- round trips, special tokens, merges applied by rank, decode.
 
 Expected ids come from tiktoken's GPT-2 encoding or from hand-worked examples (the working
-is in the comments); nothing here depends on the reference solution.
+is in the comments); nothing here depends on the reference solution. The special-token tests
+check their rule apart from how ordinary text is merged (tiktoken's tests check that): each
+special is its one id in its place, and the ids of the text between specials spell that text
+through GPT-2's vocab (``assert_pieces_encoded``).
 """
 
 from __future__ import annotations
@@ -10,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from tests.diff import assert_ids_equal, assert_text_equal
+from tests.diff import assert_ids_equal, assert_pieces_encoded, assert_text_equal
 from tests.conftest import EOT, PUBLIC_FILES, anchored, fresh, must_work_first
 
 EOT_ID = 50256  # GPT-2's id of <|endoftext|>, also tiktoken's gpt2 eot_token
@@ -83,24 +86,27 @@ def test_encode_of_empty_text_is_empty_list(gpt2_tokenizer):
 
 # ---- special tokens -------------------------------------------------------------------
 
+# each text as its pieces: the special tokens and the text between them
 SPECIAL_PLACEMENTS = {
-    "alone": EOT,
-    "at_start": EOT + "Once upon a time",
-    "at_end": "The end." + EOT,
-    "start_and_end": EOT + "middle" + EOT,
-    "adjacent_repeats": EOT * 3,
-    "repeats_with_text": "a" + EOT + EOT + "b" + EOT,
-    "inside_a_word": "pre" + EOT + "fix",
-    "spaces_around": "word " + EOT + " word",
-    "newlines_around": "line\n\n" + EOT + "\n\nline",
-    "punctuation_around": "!!" + EOT + "??",
-    "after_partial_special": "<|endoftext|" + EOT + "|>",
+    "alone": [EOT],
+    "at_start": [EOT, "Once upon a time"],
+    "at_end": ["The end.", EOT],
+    "start_and_end": [EOT, "middle", EOT],
+    "adjacent_repeats": [EOT, EOT, EOT],
+    "repeats_with_text": ["a", EOT, EOT, "b", EOT],
+    "inside_a_word": ["pre", EOT, "fix"],
+    "spaces_around": ["word ", EOT, " word"],
+    "newlines_around": ["line\n\n", EOT, "\n\nline"],
+    "punctuation_around": ["!!", EOT, "??"],
+    "after_partial_special": ["<|endoftext|", EOT, "|>"],  # no special starts before character 12
 }
 
 
-@pytest.mark.parametrize("text", SPECIAL_PLACEMENTS.values(), ids=SPECIAL_PLACEMENTS.keys())
-def test_special_token_is_one_id_wherever_it_appears(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, text):
-    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text)
+@pytest.mark.parametrize("pieces", SPECIAL_PLACEMENTS.values(), ids=SPECIAL_PLACEMENTS.keys())
+def test_special_token_is_one_id_wherever_it_appears(gpt2_tokenizer, gpt2_ordinary_vocab, pieces):
+    text = "".join(pieces)
+    assert_pieces_encoded(gpt2_tokenizer.encode(text), [(p, p == EOT) for p in pieces], specials={EOT: EOT_ID},
+                          vocab=gpt2_ordinary_vocab)
 
 
 def test_special_token_present_in_vocab_keeps_its_vocab_id(gpt2_tokenizer):
@@ -118,17 +124,19 @@ def test_decode_of_special_id_is_the_special_text(gpt2_tokenizer, gpt2_vocab_mer
     "text",
     ["<|endoftext|", "<|endoftext", "|endoftext|>", "<|EndOfText|>", "< |endoftext|>", "<<|endoftext>"],
 )
-def test_text_that_only_resembles_a_special_token_is_ordinary(gpt2_tokenizer, gpt2_encoding, gpt2_vocab_merges, text):
-    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_encoding.encode_ordinary(text), vocab=gpt2_vocab_merges[0], text=text)
+def test_text_that_only_resembles_a_special_token_is_ordinary(gpt2_tokenizer, gpt2_ordinary_vocab, text):
+    # one piece of ordinary text: no special's id, ids spelling the text
+    assert_pieces_encoded(gpt2_tokenizer.encode(text), [(text, False)], specials={EOT: EOT_ID}, vocab=gpt2_ordinary_vocab)
 
 
 @pytest.mark.parametrize("specials", ["omitted", None, []], ids=["omitted", "None", "empty_list"])
-def test_without_special_tokens_endoftext_is_ordinary_text(impl, gpt2_encoding, gpt2_vocab_merges, specials):
+def test_without_special_tokens_endoftext_is_ordinary_text(impl, gpt2_ordinary_vocab, gpt2_vocab_merges, specials):
     vocab, merges = fresh(gpt2_vocab_merges)
     tok = impl.get_tokenizer(vocab, merges) if specials == "omitted" else impl.get_tokenizer(vocab, merges, specials)
     text = "a" + EOT + "b " + EOT
-    # tiktoken's encode_ordinary: "<|endoftext|>" is cut by the GPT-2 pattern like any text
-    assert_ids_equal(tok.encode(text), gpt2_encoding.encode_ordinary(text), vocab=vocab, text=text)
+    # one piece of ordinary text: ids spelling it, none of them 50256 (<|endoftext|>'s, no
+    # ordinary token: no merge makes it)
+    assert_pieces_encoded(tok.encode(text), [(text, False)], specials={}, vocab=gpt2_ordinary_vocab)
 
 
 # Two special tokens where one contains the other: the longer one must win wherever both
@@ -164,19 +172,11 @@ def test_longer_overlapping_special_is_its_own_single_new_id(overlap_tokenizer, 
     ],
     ids=["triple", "quadruple", "double_then_single", "separated"],
 )
-def test_overlapping_specials_prefer_the_longest_match(overlap_tokenizer, gpt2_encoding, gpt2_vocab_merges, pieces):
-    vocab = gpt2_vocab_merges[0]
-    dbl = double_id(overlap_tokenizer, vocab)
-    expected: list[int] = []
-    for piece in pieces:
-        expected += [dbl] if piece == DOUBLE else [EOT_ID] if piece == EOT else gpt2_encoding.encode_ordinary(piece)
+def test_overlapping_specials_prefer_the_longest_match(overlap_tokenizer, gpt2_ordinary_vocab, gpt2_vocab_merges, pieces):
+    dbl = double_id(overlap_tokenizer, gpt2_vocab_merges[0])
     text = "".join(pieces)
-    actual = overlap_tokenizer.encode(text)
-    assert (actual.count(dbl), actual.count(EOT_ID)) == (pieces.count(DOUBLE), pieces.count(EOT)), (
-        f"encode({text!r}): expected the double special {pieces.count(DOUBLE)} times and the single "
-        f"{pieces.count(EOT)} times, got {actual.count(dbl)} and {actual.count(EOT_ID)}: {actual}"
-    )
-    assert_ids_equal(actual, expected, vocab={**vocab, dbl: DOUBLE.encode("utf-8")}, text=text)
+    assert_pieces_encoded(overlap_tokenizer.encode(text), [(p, p in (EOT, DOUBLE)) for p in pieces],
+                          specials={EOT: EOT_ID, DOUBLE: dbl}, vocab=gpt2_ordinary_vocab)
 
 
 def test_decode_of_overlapping_special_id_is_its_text(overlap_tokenizer, gpt2_vocab_merges):
@@ -235,19 +235,24 @@ def test_new_special_ids_decode_to_their_text(new_specials_tokenizer, gpt2_vocab
     ],
     ids=["brackets", "dot", "alternation", "escape", "anchors", "non_ascii", "partial"],
 )
-def test_special_tokens_with_regex_metacharacters_match_literally(new_specials_tokenizer, gpt2_encoding, gpt2_vocab_merges, pieces):
+def test_special_tokens_with_regex_metacharacters_match_literally(new_specials_tokenizer, gpt2_ordinary_vocab, gpt2_vocab_merges,
+                                                                   pieces):
     ids = special_ids(new_specials_tokenizer, gpt2_vocab_merges[0])
-    expected: list[int] = []
-    for k, piece in enumerate(pieces):  # odd positions are the special tokens
-        expected += [ids[piece]] if k % 2 else gpt2_encoding.encode_ordinary(piece)
     text = "".join(pieces)
-    with_specials = {**gpt2_vocab_merges[0], **{i: s.encode("utf-8") for s, i in ids.items()}}
-    assert_ids_equal(new_specials_tokenizer.encode(text), expected, vocab=with_specials, text=text)
+    # odd positions are the special tokens
+    assert_pieces_encoded(new_specials_tokenizer.encode(text), [(p, k % 2 == 1) for k, p in enumerate(pieces)], specials=ids,
+                          vocab=gpt2_ordinary_vocab)
 
 
-def test_added_specials_leave_ordinary_text_unchanged(new_specials_tokenizer, gpt2_encoding, gpt2_vocab_merges):
+def test_added_specials_leave_ordinary_text_unchanged(new_specials_tokenizer, gpt2_tokenizer, gpt2_ordinary_vocab):
     text = "Plain text, with numbers 12345 and words: it's fine.\n"
-    assert_ids_equal(new_specials_tokenizer.encode(text), gpt2_encoding.encode_ordinary(text), vocab=gpt2_vocab_merges[0], text=text)
+    got = new_specials_tokenizer.encode(text)
+    # one piece of ordinary text (no special's id, ids spelling it), and the ids the same vocab
+    # and merges give without the added specials (with <|endoftext|> only): whether they are
+    # tiktoken's is the tiktoken tests' rule
+    assert_pieces_encoded(got, [(text, False)], specials={}, vocab=gpt2_ordinary_vocab)
+    assert_ids_equal(got, gpt2_tokenizer.encode(text), vocab=gpt2_ordinary_vocab, text=text,
+                     what="ids with the added specials and without them")
 
 
 # ---- merges applied by rank (hand-worked) ---------------------------------------------
