@@ -252,9 +252,10 @@ def main(argv: list[str] | None = None) -> int:
             "specials, CRLF, a repeated special, stopping early) compare the whole list of merges of a\n"
             "hand-worked corpus, and those corpora also have ties or several merges, so a tie-break or\n"
             "counting bug changes them too (tie-free corpora checking only their rule's merge would bring\n"
-            "them to 0); Part 5's special-token tests compare all ids of a text with tiktoken, so an\n"
-            "encoding bug in the ordinary text around the specials shows there too, as in\n"
-            "test_loading_saved_files_gives_the_same_ids (tiktoken's ids of the loaded merges). In Part 5a a\n"
+            "them to 0). Part 5's special-token tests check where the specials go apart from how the text\n"
+            "between them is merged (its ids need only spell it), and test_loading_saved_files_gives_the_same_ids\n"
+            "compares the loaded tokenizer with the one saved: an encoding bug of ordinary text loses nothing\n"
+            "there. In Part 5a a\n"
             "test is a bug's own only if it checks the function the bug breaks (encode's ids, decode's text:\n"
             "read from its name); the decode tests of new special tokens decode the ids the rule gives, not\n"
             "encode's. The rejection tests of training, once charged for every training bug, lose nothing now.\n",
