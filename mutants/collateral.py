@@ -248,17 +248,19 @@ def main(argv: list[str] | None = None) -> int:
             "Written by `python -m mutants.collateral --write` (see its docstring): for each catalogued bug, the\n"
             "points it loses on the whole suite, split into its own rule's tests, the speed tests (which score\n"
             "only correct results) and collateral: points lost in tests of other rules.\n\n" + text + "\n\n"
-            "What collateral remains, and why: Part 4's tests of one rule (weighting, boundaries, literal\n"
-            "specials, CRLF, a repeated special, stopping early) compare the whole list of merges of a\n"
-            "hand-worked corpus, and those corpora also have ties or several merges, so a tie-break or\n"
-            "counting bug changes them too (tie-free corpora checking only their rule's merge would bring\n"
-            "them to 0). Part 5's special-token tests check where the specials go apart from how the text\n"
-            "between them is merged (its ids need only spell it), and test_loading_saved_files_gives_the_same_ids\n"
+            "What collateral remains, and why: Part 4's tests of one rule compare only the merges their rule\n"
+            "decides, on corpora where no tie or earlier merge decides them; the two tie cases between merged\n"
+            "tokens (a prefix, ids against bytes) need the merges before the tie applied and counted right,\n"
+            "so the counting bugs lose a case there, and merging overlapping occurrences also changes the\n"
+            "second merge of the pair-count test and never leaves training without a pair (the early-stop\n"
+            "test). Part 5's special-token tests check where the specials go apart from how the text between\n"
+            "them is merged (its ids need only spell it), and test_loading_saved_files_gives_the_same_ids\n"
             "compares the loaded tokenizer with the one saved: an encoding bug of ordinary text loses nothing\n"
-            "there. In Part 5a a\n"
-            "test is a bug's own only if it checks the function the bug breaks (encode's ids, decode's text:\n"
-            "read from its name); the decode tests of new special tokens decode the ids the rule gives, not\n"
-            "encode's. The rejection tests of training, once charged for every training bug, lose nothing now.\n",
+            "there; a tokenizer that adds no id for a new special fails the caller's-vocab test, whose encode\n"
+            "of text with that special raises first. In Part 5a a test is a bug's own only if it checks the\n"
+            "function the bug breaks (encode's ids, decode's text: read from its name); the decode tests of\n"
+            "new special tokens decode the ids the rule gives, not encode's. The rejection tests of training,\n"
+            "once charged for every training bug, lose nothing now.\n",
             encoding="utf-8",
         )
     return 0
