@@ -103,6 +103,16 @@ def test_the_results_entries_counted_in_the_readme_are_those_of_a_grading(graded
     assert int(stated.group(1).replace(",", "")) == len(graded_reference.tests)
 
 
+@pytest.mark.slow
+def test_the_readme_sample_totals_are_those_of_a_grading(graded_reference):
+    # the sample output's total line: its results entries and cases (the stubs pass none)
+    text = (ROOT / "README.md").read_text(encoding="utf-8")
+    sample = re.search(r"^total +0 / 100 +0/(\d+) +0/(\d+) ", text, flags=re.M)
+    assert sample, "the README's sample output ends its table with a total line"
+    cases = sum(t["extra_data"].get("cases", 1) for t in graded_reference.tests)
+    assert (int(sample.group(1)), int(sample.group(2))) == (len(graded_reference.tests), cases)
+
+
 MEASURED = re.compile(r"measured [^.]*\b\d{4}-\d\d-\d\d\b")
 
 
