@@ -256,11 +256,10 @@ def main(argv: list[str] | None = None) -> int:
             "test). Part 5's special-token tests check where the specials go apart from how the text between\n"
             "them is merged (its ids need only spell it), and test_loading_saved_files_gives_the_same_ids\n"
             "compares the loaded tokenizer with the one saved: an encoding bug of ordinary text loses nothing\n"
-            "there; a tokenizer that adds no id for a new special fails the caller's-vocab test, whose encode\n"
-            "of text with that special raises first. In Part 5a a test is a bug's own only if it checks the\n"
-            "function the bug breaks (encode's ids, decode's text: read from its name); the decode tests of\n"
-            "new special tokens decode the ids the rule gives, not encode's. The rejection tests of training,\n"
-            "once charged for every training bug, lose nothing now.\n",
+            "there, nor in the caller's-vocab test, whose encode of a special may fail. In Part 5a a test is\n"
+            "a bug's own only if it checks the function the bug breaks (encode's ids, decode's text: read\n"
+            "from its name); the decode tests of new special tokens decode the ids the rule gives, not\n"
+            "encode's. The rejection tests of training, once charged for every training bug, lose nothing now.\n",
             encoding="utf-8",
         )
     return 0

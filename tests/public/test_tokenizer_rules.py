@@ -148,13 +148,16 @@ def test_callers_vocab_and_merges_are_not_modified(impl):
     vocab, merges = vocab_with(b"ab"), [(b"a", b"b")]
     vocab_before, merges_before = dict(vocab), list(merges)
     tok = impl.get_tokenizer(vocab, merges, ["<pad>", "<|endoftext|>"])
-    ids = tok.encode("ab<pad>")
+    try:  # a tokenizer adding the specials only as it meets them changes the vocab here
+        tok.encode("ab<pad>")
+    except Exception:  # encoding the specials is the encode tests' rule, not this test's
+        pass
     assert vocab == vocab_before, "Tokenizer(vocab, ...) changed the caller's vocab: work on a copy"
     assert merges == merges_before, "Tokenizer(vocab, merges, ...) changed the caller's merges"
-    # and the tokenizer did its work (code that does nothing leaves both untouched too): its ids
-    # decode to the text. Which ids, and whether "<pad>" is one, is the encode tests' rule: a
-    # wrong encode of special tokens costs those, not this test
-    assert_text_equal(tok.decode(list(ids)), "ab<pad>", what=f"decode(encode('ab<pad>')) (ids {ids!r})")
+    # and the tokenizer did its work (code that does nothing leaves both untouched too): the
+    # ids of ordinary text decode to it
+    ids = tok.encode("ab")
+    assert_text_equal(tok.decode(list(ids)), "ab", what=f"decode(encode('ab')) (ids {ids!r})")
 
 
 def test_decode_error_names_the_first_unknown_id_and_its_position(impl):
