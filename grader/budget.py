@@ -27,7 +27,8 @@ class TimePolicy:
                   "the tests after it score 0 as not reached ([isolation](isolation.md)); keep it under the platform's limit"})
     timeouts_in_a_row: int = field(default=3, metadata={
         "policy": "a function of the submission that ran into a limit on this many tests in a row is no longer called "
-                  "(its other tests fail at once; 0: always called)"})
+                  "(its other tests fail at once), nor one whose tests that ran into a limit took a fifth of the budget "
+                  "in all; 0: always called"})
 
 
 def time_policy(top: dict) -> TimePolicy:
