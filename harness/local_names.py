@@ -92,7 +92,7 @@ def _under(module: object, folder: str) -> bool:
     """Whether ``module`` was loaded from ``folder`` (its file, or a namespace package's path)."""
     file = getattr(module, "__file__", None)
     paths = [file] if file else list(getattr(module, "__path__", None) or ())
-    return bool(paths) and all(os.path.realpath(p).startswith(os.path.join(folder, "")) for p in paths)
+    return bool(paths) and all(_inside(p, (folder,)) for p in paths)
 
 
 class SubmissionNames:
