@@ -12,7 +12,8 @@ its journal (:mod:`grader.journal`), so that a run stopped early keeps what was 
 
 Time: given the grading's deadline (``--grading-deadline``, from ``grade``'s time budget), a
 test never runs past it (its timeout is cut to the time left: if that ends it, it is "not
-finished") and the tests after it are "not reached", each saying so; the circuit breaker
+finished") and the tests after it are "not reached", each saying so; a group that spent more
+than its share of the budget lets the other groups' tests go first (:mod:`grader.fair_share`); the circuit breaker
 (:mod:`harness.breaker`, ``grading.yaml`` ``timeouts_in_a_row``) stops calling a function of
 the submission that ran into a limit on that many tests in a row, or in tests that took
 :data:`grader.budget.LOST_SHARE` of the budget in all. SIGTERM (what ``grade`` sends when
@@ -48,6 +49,7 @@ from sandbox import registry
 
 from . import hooks
 from .budget import LOST_SHARE
+from .fair_share import Shares, run_tests
 from .config import Config, ConfigError, check_selection, load_config, read_policy
 from .journal import Journal
 from .report import CALL_TIME, TEST_TIME, TIME_BUDGET, Case, RunReport, known_bug_line, write_run_report
@@ -175,6 +177,17 @@ class GradingSession:
         # longer walks pytest's, hypothesis's and the suite's objects again (~0.35 s of CPU of
         # a ~1.4 s test run of 10 tests)
         gc.freeze()
+
+    @pytest.hookimpl(tryfirst=True)
+    def pytest_runtestloop(self, session: pytest.Session) -> bool | None:
+        """Under a deadline, the tests run in the order of the groups' shares of the time left
+        (:mod:`grader.fair_share`); otherwise (and on collection errors) pytest's own loop."""
+        if self.deadline is None or session.testsfailed or session.config.option.collectonly:
+            return None
+        points = {g.name: g.points for g in self.policy.groups if g.name in self.remaining}
+        shares = Shares.of_points(points, max(self.deadline - time.monotonic(), 0.0))
+        run_tests(session, lambda item: self.tests[item.nodeid].group, shares)
+        return True
 
     def _budget(self) -> str:
         return f"the grading's time budget of {self.budget:g} s" if self.budget else "the grading's time"
