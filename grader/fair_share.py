@@ -39,6 +39,7 @@ class Shares:
 
     seconds: dict[str, float]
     spent: dict[str, float] = field(default_factory=dict)
+    passed_over: set[str] = field(default_factory=set)  # groups whose tests others' went before
 
     @classmethod
     def of_points(cls, points: dict[str, float], budget: float) -> "Shares":
@@ -60,10 +61,12 @@ class Shares:
         return next((i for i, group in enumerate(groups) if not self.over(group)), 0)
 
 
-def run_tests(session: pytest.Session, group_of: Callable[[pytest.Item], str], shares: Shares) -> None:
+def run_tests(session: pytest.Session, group_of: Callable[[pytest.Item], str], shares: Shares,
+              waited: Callable[[pytest.Item, float], None] = lambda item, share: None) -> None:
     """pytest's test loop (``pytest_runtestloop``) in the order of ``shares``: each test run
     by ``pytest_runtest_protocol`` as pytest's own loop runs it, the seconds it took spent by
-    its group (``group_of``)."""
+    its group (``group_of``). ``waited(item, share)`` is told of each test that runs after
+    other groups' tests went before its group's, and of that group's share."""
     left = list(session.items)
     groups = [group_of(item) for item in left]
     expected: int | None = None  # the test the one that just ended was told comes next
@@ -72,7 +75,10 @@ def run_tests(session: pytest.Session, group_of: Callable[[pytest.Item], str], s
         i = shares.first(groups)
         if expected is not None and i != expected and not _still_set_up(ended, left[expected], left[i]):
             i = expected  # the ending test tore down what the chosen one needs: the expected one first
+        shares.passed_over.update(groups[:i])
         item, group = left.pop(i), groups.pop(i)
+        if group in shares.passed_over:
+            waited(item, shares.seconds[group])
         expected = shares.first(groups) if left else None  # the next one, if this test changes nothing
         started = time.monotonic()
         item.config.hook.pytest_runtest_protocol(item=item, nextitem=left[expected] if left else None)

@@ -33,7 +33,7 @@ from .policies import DEFAULT_POLICY
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .request import stop_process
 from .journal import journal_path, replay
-from .report import GRADING_TIME, GradeReport, ReportError, RunReport, breaker_notes, read_run_report, write_grade_report
+from .report import GRADING_TIME, GradeReport, ReportError, RunReport, breaker_notes, read_run_report, share_notes, write_grade_report
 from .formats import failure_json, gradescope_json, plain_report, table, write_json, write_junit
 from .scoring import score_report
 
@@ -365,7 +365,7 @@ def _write_results(req: GradeRequest, config: Config, report: RunReport, code: i
     notes += unwrapped_note(req) + layout
     if report.isolation:
         notes.append(f"isolation: {report.isolation}")
-    notes += breaker_notes(report)
+    notes += breaker_notes(report) + share_notes(report, {g.name: g.title for g in config.groups})
     not_reached = any(t.properties.get("not_reached") for t in report.tests)
     if isinstance(code, RunStopped):
         notes.append(f"{code.reason}; tests not run score 0")

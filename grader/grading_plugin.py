@@ -186,7 +186,8 @@ class GradingSession:
             return None
         points = {g.name: g.points for g in self.policy.groups if g.name in self.remaining}
         shares = Shares.of_points(points, max(self.deadline - time.monotonic(), 0.0))
-        run_tests(session, lambda item: self.tests[item.nodeid].group, shares)
+        run_tests(session, lambda item: self.tests[item.nodeid].group, shares,
+                  lambda item, share: self.tests[item.nodeid].properties.update(waited=round(share)))
         return True
 
     def _budget(self) -> str:

@@ -53,7 +53,7 @@ class Case:
     outcome: str = "not run"  # passed | failed | skipped | not run
     output: str = ""  # the failure text (pytest's, shaped by the harness), cut to a bound
     duration: float = 0.0
-    properties: dict[str, Any] = field(default_factory=dict)  # the test's user properties (speed, not_called, not_reached)
+    properties: dict[str, Any] = field(default_factory=dict)  # the test's user properties (speed, not_called, not_reached, waited)
     known_bug: str | None = None  # the description of the catalogued bug its failure matches
     limits: list[str] = field(default_factory=list)  # the LIMITS it ran into
     load_error: str | None = None  # the submission's adapters.py could not be imported: the line saying so
@@ -295,3 +295,15 @@ def breaker_notes(report: RunReport) -> list[str]:
             skipped[summary] = skipped.get(summary, 0) + 1
     return [f"{summary}; " + (f"the {n} other tests that call it were not run" if n != 1 else "the 1 other test that calls it was not run")
             for summary, n in skipped.items()]
+
+
+def share_notes(report: RunReport, titles: dict[str, str]) -> list[str]:
+    """The groups that spent more than their share of the time budget, so that the other
+    groups' tests went first (:mod:`grader.fair_share`), one line each, named by ``titles``."""
+    shares: dict[str, float] = {}
+    for test in report.tests:
+        share = test.properties.get("waited")
+        if type(share) in (int, float):
+            shares.setdefault(test.group, share)
+    return [f"{titles.get(group, group)} spent more than its share of the time budget ({share:g} s): "
+            "the other groups' tests ran before the rest of its tests" for group, share in shares.items()]

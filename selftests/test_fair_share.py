@@ -101,3 +101,7 @@ def test_correct_but_slow_training_costs_only_training_tests_under_the_budget(sl
     assert all(t["score"] == t["max_score"] or BUDGET in t.get("output", "") for t in training), run.context()
     # the warm-up's tests, after the training tests in the collected order, all ran and passed
     assert warmup and all(t["score"] == t["max_score"] for t in warmup), run.context()
+    # and the results say why training's later tests came last
+    share = "training spent more than its share of the time budget ("
+    assert share in run.results.get("output", ""), run.context()
+    assert "the other groups' tests ran before the rest of its tests" in run.results["output"], run.context()
