@@ -24,8 +24,8 @@ class TimePolicy:
 
     budget: float = field(default=540.0, metadata={
         "policy": "the whole grading's time, seconds (`grade --max-time` overrides it): a test never runs past it, "
-                  "the tests after it score 0 as not reached; a group that spent more than its share of the points "
-                  "(at least a twentieth) lets the other groups' tests go first ([isolation](isolation.md)); "
+                  "the tests after it score 0 as not reached; a group that spent more than its share of it (its share "
+                  "of the points, at least a twentieth) lets the other groups' tests go first ([isolation](isolation.md)); "
                   "keep it under the platform's limit"})
     timeouts_in_a_row: int = field(default=3, metadata={
         "policy": "a function of the submission that ran into a limit on this many tests in a row is no longer called "
