@@ -59,7 +59,7 @@ def harden(config: dict) -> dict:
         libc.prctl(PR_SET_NO_NEW_PRIVS, 1, 0, 0, 0)  # no setuid binaries (su, sudo) from here
         libc.prctl(PR_SET_PDEATHSIG, int(signal.SIGKILL), 0, 0, 0)  # die with the grader
         # no native code of its own: writes only where it may (Landlock), no code made in memory (seccomp)
-        writable = ["/tmp", "/dev", config["work_dir"], os.path.join(config["sandbox"], "out")]
+        writable = ["/tmp", "/dev", config["work_dir"], os.path.join(config["sandbox"], "out"), config["code_dir"]]
         lockdown.writes_only_beneath(libc, writable, done["notes"])
         lockdown.refuse_code_in_memory(libc, done["notes"])
     return done
@@ -278,8 +278,9 @@ def confine(libc: Any, config: dict, own_proc: bool = False) -> str:
     harness, not other checkouts of it, not home directories. Paths the trusted side asks to
     hide that still fall inside one of those directories are covered by empty mounts.
     ``/dev/shm`` is a small tmpfs of its own and the sandbox's ``work`` and ``out`` folders
-    tmpfs of ``limits.work_mb`` (:func:`_mount_writable`; all gone with the namespace, all
-    ``noexec``, like the sandbox, the only other place holding the submission's files). ``own_proc``: the worker is in a pid
+    tmpfs of ``limits.work_mb``, its copy of the submission a tmpfs holding those files
+    (:func:`_mount_writable`; all gone with the namespace, all ``noexec``, like the rest of
+    the sandbox). ``own_proc``: the worker is in a pid
     namespace of its own (:mod:`sandbox.userns`) and gets a fresh ``/proc`` showing only it.
     Must run with mount rights in a private mount namespace (root, or a user namespace); the
     caller then drops to another user id or drops its capabilities, so it cannot ``chroot``
@@ -295,8 +296,9 @@ def confine(libc: Any, config: dict, own_proc: bool = False) -> str:
     for path in sorted({os.path.realpath(p) for p in python}, key=len):
         root.place(path)
     sandbox = os.path.realpath(config["sandbox"])
-    # read-only, and nothing in it can run (the submission's copy: a compiled library it
-    # brings cannot be loaded); not recursive: its "root" folder shows empty inside
+    # read-only (but the folders _mount_writable covers), and nothing in it can run (the
+    # submission's copy: a compiled library it brings cannot be loaded); not recursive: its
+    # "root" folder shows empty inside
     root.place(sandbox, noexec=True)
     _mount_writable(root, config, sandbox)
     for path in config.get("hide", []):
@@ -339,13 +341,35 @@ def _mount_writable(root: _Root, config: dict, sandbox: str) -> None:
     """The sandbox's work folder (its ``HOME`` and ``TMPDIR``) and output folder (where it
     writes the files a call names; the trusted side reads them through ``/proc/<pid>/root``):
     each a tmpfs of ``limits.work_mb`` and at most :data:`FILES` files, owned by the worker's
-    user, ``noexec``, gone with the worker. Nothing of the machine's disk is writable."""
+    user, ``noexec``, gone with the worker. The submission's copy likewise (:func:`_own_copy`).
+    Nothing of the machine's disk is writable."""
     work_mb = int(config.get("limits", {}).get("work_mb") or 0) or 256
     owner = config.get("uid") if config.get("uid") is not None else os.getuid()
     group = config.get("gid") if config.get("gid") is not None else os.getgid()
     for folder in (os.path.realpath(config["work_dir"]), os.path.join(sandbox, "out")):
         if os.path.isdir(root.path + folder):
             root.tmpfs(folder, f"size={work_mb}m,nr_inodes={FILES},mode=0700,uid={owner},gid={group}")
+    code = os.path.realpath(config["code_dir"])
+    if os.path.isdir(root.path + code):
+        _own_copy(root, code, work_mb, owner, group)
+
+
+def _own_copy(root: _Root, code: str, work_mb: int, owner: int, group: int) -> None:
+    """The submission's copy as the worker's own, writable as where its author runs it (and as
+    in-process: code that writes a cache beside its module works the same): a tmpfs over
+    ``code`` holding the same files, owned by the worker, with ``work_mb`` and :data:`FILES`
+    files to spare, ``noexec``, gone with the worker (the next worker starts from the copy)."""
+    import shutil
+
+    size = files = 0
+    for folder, dirs, names in os.walk(code):
+        files += 1 + len(dirs) + len(names)
+        size += sum(os.lstat(os.path.join(folder, n)).st_size for n in names)
+    root.tmpfs(code, f"size={(size >> 20) + 1 + work_mb}m,nr_inodes={files + FILES},mode=0755,uid={owner},gid={group}")
+    shutil.copytree(code, root.path + code, symlinks=True, dirs_exist_ok=True)
+    for folder, dirs, names in os.walk(root.path + code):
+        for name in (*dirs, *names):
+            os.lchown(os.path.join(folder, name), owner, group)
 
 
 def _cover_forbidden(root: _Root, path: str) -> None:

@@ -120,6 +120,9 @@ class WorkerProcess:
         # workers' sandboxes and the grading's own files are not the submission's
         found = S.copy_submission(self.spec.source_root, code, self.spec.only, outside=(self.sandbox.parent,))
         self.learned = replace(self.learned, left_out=tuple(found.notes))
+        if self.uid is not None:  # the worker's own copy, writable (in a private root too: confine._own_copy)
+            for path in (code, *code.rglob("*")):
+                os.lchown(path, self.uid, self.gid)
         workercode.ship(self.sandbox / "harness")
         self.work = self.sandbox / "work"
         self.inputs = self.sandbox / "in"

@@ -126,8 +126,11 @@ def run_pretokenize(text):
                     dirs[:] = [d for d, p in zip(dirs, below) if any(m == p or m.startswith(p + "/") for m in mounts)]
                 if os.access(top, os.W_OK):
                     found.append([top, bool(st.f_flag & os.ST_NOEXEC), st.f_blocks * st.f_frsize >> 20, st.f_files])
-            here = os.statvfs(os.path.dirname(os.path.abspath(__file__)))
-            return [found, bool(here.f_flag & os.ST_NOEXEC), bool(here.f_flag & os.ST_RDONLY)]
+            code = os.path.dirname(os.path.abspath(__file__))
+            tree = [(top, d, f) for top, d, f in os.walk(code)]
+            entries = sum(1 + len(d) + len(f) for _, d, f in tree)
+            mb = sum(os.lstat(os.path.join(top, n)).st_size for top, _, f in tree for n in f) >> 20
+            return [found, code, [mb + 1, entries], bool(os.statvfs(code).f_flag & os.ST_NOEXEC), os.access(code, os.W_OK)]
         if what == "spin":  # N busy processes, each double-forked into a session of its own
             for _ in range(int(arg)):
                 middle = os.fork()
@@ -330,13 +333,15 @@ def test_a_workers_processes_together_cannot_pass_memory_mb(stage, mode):
 @pytest.mark.parametrize("mode", MODES)
 def test_every_place_the_worker_can_write_is_a_small_noexec_tmpfs(stage, mode):
     """Every folder the worker may write in is on a file system of at most 256 MB and
-    10,000 files that runs nothing; its own code is read-only and runs nothing either."""
-    found, code_noexec, code_readonly = probe(stage, mode, ["writable"])["replies"][0]
+    10,000 files that runs nothing; its own copy of the submission, which it may write as where
+    its author runs it, has as much room beside what it holds, and runs nothing either."""
+    found, code, entries, code_noexec, code_writable = probe(stage, mode, ["writable"])["replies"][0]
     assert found, "the worker can write nowhere (not even its work folder)"
     assert any(path.endswith("/out") for path, *_ in found), found  # where calls write files
-    too_big = [f for f in found if not f[1] or f[2] > 256 or f[3] > 10_000]
+    held = lambda path: entries if path == code or path.startswith(code + "/") else (0, 0)  # noqa: E731  (MB, files)
+    too_big = [f for f in found if not f[1] or f[2] > 256 + held(f[0])[0] or f[3] > 10_000 + held(f[0])[1]]
     assert not too_big, f"writable and unbounded or executable: {too_big}"
-    assert code_noexec and code_readonly
+    assert code_noexec and code_writable
 
 
 LOADS = [("import", "code"), ("spec", "code"), ("ctypes", "code"), ("spec", "work"), ("ctypes", "tmp"), ("ctypes", "shm")]

@@ -3,8 +3,8 @@ as root and as an ordinary user: inside it (CI runners and Gradescope-like platf
 uploads there), or holding it (a CI job whose TMPDIR is a folder of its checkout), and with
 TMPDIR in /dev/shm (the worker's own /dev/shm is an empty tmpfs: its sandbox must show there).
 
-Grading makes its workers' sandboxes in TMPDIR. The worker must see its copy of the
-submission, read-only, and nothing else of TMPDIR: not another submission beside its own, not
+Grading makes its workers' sandboxes in TMPDIR. The worker must see its own copy of the
+submission (writable: what it writes there never reaches the submission), and nothing else of TMPDIR: not another submission beside its own, not
 the grading's own files (its policy, its report), not other workers' sandboxes. A spy
 submission (the reference solution, its ``run_merge`` raising with what it can reach beyond
 its own copy) must get full marks. A submission folder that *is* TMPDIR cannot be graded (it
@@ -29,14 +29,14 @@ from .support import GradeRun, build_layout, run_grade
 
 SPY = '''
 
-_TMPDIR, _DECOY, _FILES = {tmpdir!r}, {decoy!r}, {files!r}
+_TMPDIR, _DECOY, _FILES, _WRITTEN = {tmpdir!r}, {decoy!r}, {files!r}, {written!r}
 _honest_merge = run_merge
 
 
 def _seen():
     """What this worker reaches that is not its own copy of the submission: files under the
     grader's TMPDIR outside its own sandbox, the other submission, files in its copy that the
-    submission does not hold, its own code writable."""
+    submission does not hold (it writes one, WRITTEN, which must land in its own copy only)."""
     import os
     here = os.path.dirname(os.path.abspath(__file__))
     sandbox = os.path.dirname(here)
@@ -50,12 +50,13 @@ def _seen():
         dirs[:] = [d for d in dirs if d != "__pycache__"]
         rel = [os.path.relpath(os.path.join(folder, name), here) for name in files]
         seen += [r for r in rel if r not in _FILES]
-    for path, mode in ((_DECOY, "r"), (__file__, "a")):
-        try:
-            open(path, mode).close()
-            seen.append(path + (" (writable)" if mode == "a" else ""))
-        except OSError:
-            pass
+    try:
+        open(_DECOY).close()
+        seen.append(_DECOY)
+    except OSError:
+        pass
+    with open(os.path.join(here, _WRITTEN), "w") as f:  # its own copy: as where its author runs it
+        f.write("written by the worker")
     return seen
 
 
@@ -67,6 +68,7 @@ def run_merge(ids, pair, new_id):
 '''
 
 MODES = ["root", "ordinary user"]
+WRITTEN = "written-by-the-worker.txt"  # the spy's file in its own copy of the submission
 INSIDE, HOLDING, SHM = "submission inside TMPDIR", "TMPDIR inside the submission", "submission inside a TMPDIR in /dev/shm"
 PLACES = {INSIDE: None, HOLDING: None, SHM: "/dev/shm"}  # where the stage is made (None: the default TMPDIR)
 
@@ -84,7 +86,7 @@ def spy_submission(base: Path, place: str) -> tuple[Path, Path]:
     files = sorted(str(p.relative_to(sub)) for p in sub.rglob("*") if p.is_file())  # before TMPDIR fills
     decoy = build_layout("stubs", tmpdir / "other") / "student" / "bpe.py"
     with open(sub / "adapters.py", "a") as f:
-        f.write(SPY.format(tmpdir=str(tmpdir), decoy=str(decoy), files=files))
+        f.write(SPY.format(tmpdir=str(tmpdir), decoy=str(decoy), files=[*files, WRITTEN], written=WRITTEN))
     return sub, tmpdir
 
 
@@ -139,9 +141,12 @@ def stage():
 @pytest.mark.parametrize("mode", MODES)
 def test_the_worker_sees_its_submission_and_nothing_else_of_tmpdir(stage, mode, place):
     """Full marks: the worker imports the submission (every group scores), and its merge
-    reaches nothing of TMPDIR but its own sandbox, no other submission, no grading file, and
-    cannot write its own code. In /dev/shm too, where the worker has a /dev/shm of its own."""
-    run = grade_spy(stage(PLACES[place]), mode, place)
+    reaches nothing of TMPDIR but its own sandbox, no other submission, no grading file; what
+    it writes in its own copy never reaches the submission. In /dev/shm too, where the worker
+    has a /dev/shm of its own."""
+    base = stage(PLACES[place])
+    run = grade_spy(base, mode, place)
+    assert not list(base.rglob(WRITTEN)), "the worker's writes in its own copy outlived it"
     assert run.code == 0 and run.tests, run.context()
     assert "weak" not in run.results["output"], run.results["output"][-600:]
     for group, (got, most) in run.group_points().items():
