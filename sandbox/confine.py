@@ -61,7 +61,7 @@ def harden(config: dict) -> dict:
         # no native code of its own: writes only where it may (Landlock), no code made in memory (seccomp)
         writable = ["/tmp", "/dev", config["work_dir"], os.path.join(config["sandbox"], "out"), config["code_dir"]]
         lockdown.writes_only_beneath(libc, writable, done["notes"])
-        lockdown.refuse_code_in_memory(libc, done["notes"])
+        lockdown.refuse_code_in_memory(libc, done["notes"], no_network=not done.get("own_network"))
     return done
 
 
@@ -89,7 +89,7 @@ def _isolate(libc: Any, config: dict, done: dict) -> int | None:
         notes.append("not root: no private root directory; the worker sees what this user sees")
     elif not config.get("private_root", True):
         notes.append("the private root directory is turned off")
-        lockdown.own_network_and_ipc(libc, notes)
+        done["own_network"] = lockdown.own_network_and_ipc(libc, notes)
     else:
         # root: mount and pid namespaces (a /proc of its own, nothing left when it ends),
         # or a mount namespace only where pid namespaces are refused
@@ -106,14 +106,14 @@ def _private_root(libc: Any, config: dict, done: dict, *, user: bool) -> None:
     notes = done["notes"]
     try:
         done["host_pid"] = userns.enter(libc, list(config["fds"]), user=user)
-        own_proc = True
+        own_proc = done["own_network"] = True
         lockdown.loopback(notes)
     except OSError as err:
         if user:
             notes.append(f"not root, and {err.strerror}: no private root directory; the worker sees what this user sees")
             return
         own_proc = False
-        lockdown.own_network_and_ipc(libc, notes)
+        done["own_network"] = lockdown.own_network_and_ipc(libc, notes)
         if libc.unshare(CLONE_NEWNS) != 0:
             notes.append(f"unshare(CLONE_NEWNS) failed: {os.strerror(ctypes.get_errno())}; no private root directory")
             return

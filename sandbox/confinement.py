@@ -6,7 +6,7 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from . import proctree
+from . import lockdown, proctree
 
 
 def describe(pid: int, started: int, init_pid: int | None, root: Path, info: dict) -> str:
@@ -21,15 +21,19 @@ def describe(pid: int, started: int, init_pid: int | None, root: Path, info: dic
     if line.startswith("unknown"):
         return line
     shared = [what for kind, what in (("net", "network"), ("ipc", "System V IPC")) if not proctree.own_namespaces(pid, (kind,))]
-    if "private root" in line and not line.startswith("weak") and proctree.status_kb(pid, "Seccomp") == 2:
+    filtered = proctree.status_kb(pid, "Seccomp") == 2
+    if "private root" in line and not line.startswith("weak") and filtered:
         # noexec mounts for its files (sandbox.confine), its seccomp filter (sandbox.lockdown)
         line += "; no compiled code of its own runs"
+    # sharing the machine's network, its seccomp filter refuses every socket but a local one
+    refused = "; no network (every socket but a local one is refused)" if "network" in shared and filtered else ""
+    shared = [what for what in shared if not (refused and what == "network")]
     if not shared:
-        return line + "; own network (loopback only) and IPC namespaces"
+        return line + (refused + " and own IPC namespace" if refused else "; own network (loopback only) and IPC namespaces")
     notes = info.get("notes") if type(info.get("notes")) is list else []
-    why = "; ".join(str(n) for n in notes if "network" in str(n) or "IPC" in str(n))[:300]
+    why = "; ".join(str(n) for n in notes if ("network" in str(n) or "IPC" in str(n)) and n != lockdown.NO_NETWORK)[:300]
     line = line if line.startswith("weak") else "weak: " + line
-    return line + f"; shares the machine's {' and '.join(shared)}" + (f" ({why})" if why else "")
+    return line + refused + f"; shares the machine's {' and '.join(shared)}" + (f" ({why})" if why else "")
 
 
 def _confinement(pid: int, started: int, init_pid: int | None, root: Path, info: dict) -> str:
@@ -47,7 +51,7 @@ def _confinement(pid: int, started: int, init_pid: int | None, root: Path, info:
             "own user, mount and pid namespaces (not root), private root directory "
             "(the system, Python and the sandbox only)"
         )
-    notes = info.get("notes") if type(info.get("notes")) is list else []
+    notes = [n for n in info.get("notes") if n != lockdown.NO_NETWORK] if type(info.get("notes")) is list else []
     why = "; ".join(str(n) for n in notes[:3])[:300]
     if uid != os.geteuid() and type(info.get("closed")) is list and info["closed"]:
         return (

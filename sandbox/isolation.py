@@ -30,7 +30,8 @@ What the worker cannot do, and how:
 * read the tests: see above; it is also given no path into the harness (files passed as
   paths are copied into the sandbox and the argument rewritten).
 * share anything else with the machine: it has network and IPC namespaces of its own (only a
-  loopback device; System V objects gone with it), every place it can write is a capped tmpfs
+  loopback device; System V objects gone with it; where it cannot, its seccomp filter refuses
+  every socket but a local one), every place it can write is a capped tmpfs
   of its own, its processes' memory is summed and the whole worker stopped past ``memory_mb``
   (:class:`sandbox.proctree.TreeLimit`), and no compiled code it brings or writes can run
   (``noexec`` mounts, a seccomp filter and Landlock: :mod:`sandbox.lockdown`).

@@ -57,6 +57,11 @@ AUDIT_ARCH_X86_64 = 0xC000003E
 # was read by the next submission graded, 2026-11-27)
 REFUSED_X86_64 = (319, 101, 311, 321, 248, 249, 250)
 MMAP, MPROTECT, PKEY_MPROTECT, SHMAT, PERSONALITY = 9, 10, 329, 30, 135
+# where the worker shares the machine's network (no network namespace of its own: a container
+# refusing them): socket() of any family but AF_UNIX and AF_NETLINK (the kernel's own: listing
+# interfaces), and io_uring_setup (io_uring makes sockets without the socket call), so that code
+# graded there reaches no network either (it is given the hidden tests' inputs)
+SOCKET, AF_UNIX, AF_NETLINK, IO_URING_SETUP = 41, 1, 16, 425
 _LD, _JEQ, _JGE, _JSET, _RET = 0x20, 0x15, 0x35, 0x45, 0x06
 _ALLOW, _EPERM = 0x7FFF0000, 0x00050000 | 1
 
@@ -69,13 +74,17 @@ def _arg(i: int) -> int:
     return 16 + 8 * i  # low 32 bits of seccomp_data.args[i] (little-endian)
 
 
-def native_code_filter() -> bytes:
+def native_code_filter(no_network: bool = False) -> bytes:
     """The seccomp program (classic BPF): on x86_64 only (other ABIs refused), EPERM for the
     calls in :data:`REFUSED_X86_64`, an executable mapping that is anonymous or writable,
     ``mprotect`` adding execution, ``shmat`` with ``SHM_EXEC`` and ``personality`` with
-    ``READ_IMPLIES_EXEC``; everything else allowed."""
+    ``READ_IMPLIES_EXEC``, and with ``no_network`` any socket but a local or the kernel's one (:data:`SOCKET`);
+    everything else allowed."""
     deny = _op(_RET, _EPERM)
     prog = [_op(_LD, 4), _op(_JEQ, AUDIT_ARCH_X86_64, 1, 0), deny, _op(_LD, 0), _op(_JGE, 0x40000000, 0, 1), deny]
+    if no_network:  # socket(): its domain AF_UNIX or AF_NETLINK, else refused
+        prog += [_op(_JEQ, IO_URING_SETUP, 0, 1), deny]
+        prog += [_op(_JEQ, SOCKET, 0, 5), _op(_LD, _arg(0)), _op(_JEQ, AF_UNIX, 2, 0), _op(_JEQ, AF_NETLINK, 1, 0), deny, _op(_LD, 0)]
     for nr in REFUSED_X86_64:
         prog += [_op(_JEQ, nr, 0, 1), deny]
     # mmap: executable and (writable or anonymous)
@@ -93,13 +102,14 @@ class _Fprog(ctypes.Structure):
     _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.c_void_p)]
 
 
-def refuse_code_in_memory(libc: Any, notes: list[str]) -> bool:
-    """Install :func:`native_code_filter` (needs ``PR_SET_NO_NEW_PRIVS``, set before)."""
+def refuse_code_in_memory(libc: Any, notes: list[str], no_network: bool = False) -> bool:
+    """Install :func:`native_code_filter` (needs ``PR_SET_NO_NEW_PRIVS``, set before);
+    ``no_network``: the worker shares the machine's network, so its sockets are refused too."""
     machine = os.uname().machine  # nothing imported here: the worker may no longer read the library
     if machine != "x86_64":
         notes.append(f"no seccomp filter on {machine}: code made in memory is not refused")
         return False
-    program = native_code_filter()
+    program = native_code_filter(no_network)
     buf = ctypes.create_string_buffer(program, len(program))
     fprog = _Fprog(len(program) // 8, ctypes.addressof(buf))
     libc.syscall.restype = ctypes.c_long
@@ -110,7 +120,12 @@ def refuse_code_in_memory(libc: Any, notes: list[str]) -> bool:
     if not installed and libc.prctl(22, 2, ctypes.byref(fprog), 0, 0) != 0:  # PR_SET_SECCOMP, SECCOMP_MODE_FILTER
         notes.append(f"seccomp filter refused ({os.strerror(ctypes.get_errno())}): code made in memory is not refused")
         return False
+    if no_network:
+        notes.append(NO_NETWORK)
     return True
+
+
+NO_NETWORK = "no network namespace of its own: every socket but a local (AF_UNIX) or the kernel's (AF_NETLINK) one is refused"
 
 
 def writes_only_beneath(libc: Any, folders: list[str], notes: list[str]) -> bool:

@@ -48,7 +48,7 @@ def run_save_tokenizer(vocab, merges, vocab_path, merges_path):
 
 def run_pretokenize(text):
     """send:PORT:DATA connects to 127.0.0.1:PORT and sends DATA; interfaces: the network
-    devices it has; loopback: a round trip to itself on 127.0.0.1; ipc:KIND:KEY makes a System V
+    devices it has; sockets: whether it can make one of each family; loopback: a round trip to itself on 127.0.0.1; ipc:KIND:KEY makes a System V
     object of that kind (shm, msg, sem) with that key."""
     what, _, arg = text.partition(":")
     # errors raised as they are (the trusted side words them)
@@ -144,6 +144,15 @@ def run_pretokenize(text):
             return ["spinning"]
         if what == "interfaces":
             return sorted(name for _, name in socket.if_nameindex())
+        if what == "sockets":  # a socket of each family: made or refused
+            made = []
+            for family in ("AF_INET", "AF_INET6", "AF_UNIX"):
+                try:
+                    socket.socket(getattr(socket, family)).close()
+                    made.append(f"{family}: made")
+                except OSError:
+                    made.append(f"{family}: refused")
+            return made
         if what == "loopback":
             with socket.socket() as server:
                 server.bind(("127.0.0.1", 0))
@@ -247,14 +256,19 @@ def probe(stage: Path, mode: str, requests: list[str], **options: object) -> dic
     return json.loads(proc.stdout.strip().splitlines()[-1])
 
 
-@pytest.mark.parametrize("mode", MODES)
-def test_a_listener_on_the_graders_loopback_receives_nothing(stage, mode):
+# an ordinary user without namespaces (as where the kernel refuses them): the worker shares
+# the machine's network, and its seccomp filter refuses its sockets (sandbox.lockdown)
+SHARED_NETWORK = ("ordinary user", {"namespaces": False})
+
+
+@pytest.mark.parametrize("mode, options", [*((m, {}) for m in MODES), SHARED_NETWORK], ids=[*MODES, "sharing the network"])
+def test_a_listener_on_the_graders_loopback_receives_nothing(stage, mode, options):
     with socket.socket() as listener:
         listener.bind(("127.0.0.1", 0))
         listener.listen(8)
         listener.setblocking(False)
         port = listener.getsockname()[1]
-        seen = probe(stage, mode, [f"send:{port}:hidden fixture text"])
+        seen = probe(stage, mode, [f"send:{port}:hidden fixture text"], **options)
         try:
             conn, _ = listener.accept()
         except BlockingIOError:
@@ -311,12 +325,16 @@ def test_the_isolation_line_names_the_network_and_ipc_namespaces(stage, mode):
     assert "own network (loopback only) and IPC namespaces" in line and "weak" not in line, line
 
 
-def test_a_worker_sharing_the_network_is_called_weak_with_the_reason(stage):
-    """The control: an ordinary user without namespaces (as where the kernel refuses them)."""
-    seen = probe(stage, "ordinary user", ["interfaces"], namespaces=False)
-    assert seen["replies"][0] != ["lo"], seen
+def test_a_worker_sharing_the_network_gets_no_socket_and_is_called_weak_for_the_rest(stage):
+    """The machine's interfaces show, but no socket of the internet's families can be made
+    (only a local one); the isolation line says so, and weak for the IPC it shares."""
+    mode, options = SHARED_NETWORK
+    seen = probe(stage, mode, ["interfaces", "sockets"], **options)
+    assert "lo" in seen["replies"][0] and len(seen["replies"][0]) > 1, seen  # the machine's
+    assert seen["replies"][1] == ["AF_INET: refused", "AF_INET6: refused", "AF_UNIX: made"], seen
     line = seen["isolation"]
-    assert line.startswith("weak: ") and "shares the machine's network and System V IPC" in line, line
+    assert line.startswith("weak: ") and "no network (every socket but a local one is refused)" in line, line
+    assert line.endswith("shares the machine's System V IPC"), line
 
 
 @pytest.mark.parametrize("mode", MODES)
