@@ -28,7 +28,7 @@ from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
 from .install import Installation, for_grading, installing
-from .intake import CS336_EXTRA, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
+from .intake import CS336_EXTRA, Rejected, extract_upload, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import DEFAULT_POLICY
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .request import stop_process
@@ -40,16 +40,15 @@ from .scoring import score_report
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 STOP_GRACE = 5.0  # seconds the test run gets to stop its workers when stopped (then SIGKILL)
 STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
-# of the time budget: the last WRAP_UP seconds are for stopping the test run and writing the
-# results; the test run itself aims to end RUN_MARGIN seconds before that (its last test
-# cut short, the rest not reached). Both at most a tenth of the budget.
+# of the time budget: the last WRAP_UP seconds are for stopping the test run and writing the results; the test run
+# itself aims to end RUN_MARGIN seconds before that (its last test cut short, the rest not reached). Both at most a
+# tenth of the budget.
 WRAP_UP, RUN_MARGIN = STOP_GRACE + 3.0, 10.0
 PEAK_EVERY = 0.5  # seconds between readings of the test run's peak memory
-# the installed pytest plugins the graded suite uses, loaded by name: the test run turns off
-# plugin autoloading (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so other installed plugins (anyio,
-# pytest-benchmark, ...) cannot change how tests run, and pytest does not rewrite the asserts
-# of every autoloaded distribution's modules (all of hypothesis: ~1.5 s of CPU per grading,
-# redone every time, as the run writes no bytecode)
+# the installed pytest plugins the graded suite uses, loaded by name: the test run turns off plugin autoloading
+# (PYTEST_DISABLE_PLUGIN_AUTOLOAD), so other installed plugins (anyio, pytest-benchmark, ...) cannot change how tests
+# run, and pytest does not rewrite the asserts of every autoloaded distribution's modules (all of hypothesis: ~1.5 s
+# of CPU per grading, redone every time, as the run writes no bytecode)
 SUITE_PLUGINS = ("pytest_timeout", "_hypothesis_pytestplugin")
 
 
@@ -100,8 +99,8 @@ class _StopSignals:
 
 
 def _hold_signals() -> None:
-    """The test run is over: SIGTERM and SIGINT no longer interrupt the wrap-up (scoring and
-    writing the results take a second); :class:`_StopSignals` restores them at the end."""
+    """The test run is over: SIGTERM and SIGINT no longer interrupt the wrap-up (scoring and writing the results take
+    a second); :class:`_StopSignals` restores them at the end."""
     try:
         for sig in STOP_SIGNALS:
             signal.signal(sig, signal.SIG_IGN)
@@ -110,8 +109,8 @@ def _hold_signals() -> None:
 
 
 def _process_age() -> float:
-    """Seconds since this process started: the interpreter's start-up counts against the
-    budget too, as the platform's clock counts it (0 where ``/proc`` cannot tell)."""
+    """Seconds since this process started: the interpreter's start-up counts against the budget too, as the
+    platform's clock counts it (0 where ``/proc`` cannot tell)."""
     try:
         ticks = leftovers.start_time(os.getpid())
         uptime = float(Path("/proc/uptime").read_text().split()[0])
@@ -130,13 +129,9 @@ def _say(req: GradeRequest, text: str) -> None:
         print(terminal_text(text), flush=True)  # the submission's messages: no escape sequence acts
 
 
-def _isolation_available() -> bool:
-    return importlib.util.find_spec("sandbox.isolation") is not None
-
-
 def isolated(req: GradeRequest) -> bool:
-    """Whether the submission runs in isolated workers, not in the test run's process."""
-    return _isolation_available() if req.isolate is None else req.isolate
+    """Whether the submission runs in isolated workers (where the sandbox is there), not in the test run's process."""
+    return importlib.util.find_spec("sandbox.isolation") is not None if req.isolate is None else req.isolate
 
 
 def suite_env(seed: int) -> dict[str, str]:
@@ -248,6 +243,8 @@ def grade(req: GradeRequest) -> int:
 
 
 def _grade(req: GradeRequest, started: float) -> int:
+    if req.submission is not None and req.submission.suffix.lower() == ".zip" and req.submission.is_file():
+        return _grade_upload(req, started)
     name = req.seed_name()  # seeds per-submission cases
     if req.submission is not None and not req.unwrapped:  # everything inside one folder: graded from it, as batch does, and said
         submission, unwrapped = unwrap_submission(req.submission)
@@ -281,6 +278,17 @@ def _grade(req: GradeRequest, started: float) -> int:
     written = _write_results(req, config, report, code, seed, scrub, started, packages)
     stopped_by = code.signal if isinstance(code, RunStopped) else None
     return 128 + stopped_by if stopped_by is not None else written
+
+
+def _grade_upload(req: GradeRequest, started: float) -> int:
+    """A .zip of a submission, as batch takes them: graded from its safe extraction (removed afterwards)."""
+    with tempfile.TemporaryDirectory(prefix="bpe-upload-") as tmp:
+        try:
+            folder = extract_upload(req.submission, Path(tmp))
+        except Rejected as err:
+            return fail(req, f"{req.submission.name}: {err}", EXIT_HARNESS, started)
+        _say(req, f"{req.submission.name}: extracted into a temporary folder (removed afterwards), graded as {folder.name}/")
+        return _grade(replace(req, submission=folder), started)
 
 
 def _refuse(req: GradeRequest, config: Config, started: float) -> int | None:

@@ -131,6 +131,15 @@ def safe_extract(archive: Path, dest: Path, max_bytes: int = MAX_BYTES, max_file
             raise
 
 
+def extract_upload(archive: Path, into: Path) -> Path:
+    """A .zip handed to ``grade`` extracted (:func:`safe_extract`) into a folder in ``into``
+    named as batch names its student (the name per-submission seeds mix in: the same cases as
+    batch gives it); that folder. ``Rejected`` when it cannot be graded."""
+    folder = into / student_name(archive.stem)
+    safe_extract(archive, folder)
+    return folder
+
+
 def _shown(info: zipfile.ZipInfo) -> str:
     return repr(printable(info.filename, 120))
 

@@ -124,7 +124,7 @@ def _text(value: Any) -> str:
 
 
 HELP = {
-    "submission": "a checkout laid out like this repository (default: the in-repo student/)",
+    "submission": "a checkout laid out like this repository, or a .zip of one (default: the in-repo student/)",
     "impl": "grade student/ (default) or reference/",
     "results": f"Gradescope results.json path (default: {DEFAULT_RESULTS})",
     "junit": "also write JUnit XML here",
