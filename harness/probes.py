@@ -8,7 +8,7 @@ import time
 import tracemalloc
 from typing import Any
 
-from .values import WrongResult
+from .values import WrongResult, numpy_number
 
 
 def ids_digest(ids: list[int]) -> str:
@@ -76,8 +76,10 @@ def encode_iterable_file(tokenizer: Any, path: str, seconds: float | None = None
             items = iter(tokenizer.encode_iterable(lines))
             try:
                 for i in items:
-                    if type(i) is not int:
-                        raise WrongResult(f"encode_iterable(...) item {count} should be int, got {type(i).__qualname__}")
+                    if type(i) is not int:  # numpy's own integer scalars count as the int they hold (harness.values)
+                        if type(numpy_number(i)) is not int:
+                            raise WrongResult(f"encode_iterable(...) item {count} should be int, got {type(i).__qualname__}")
+                        i = numpy_number(i)
                     if not count % HELD_EVERY:
                         held = max(held, traced()[0])
                     pending.append(i)

@@ -5,7 +5,9 @@ Everything a submission returns is first turned into *plain data* (exact ``int``
 shape the adapter promises (``list[int]``, ``dict[int, bytes]``, ...). Objects of other
 classes, including subclasses of ``list`` or ``int`` that could lie about equality, are
 rejected with a message saying what came back. The standard library's dict subclasses
-(``Counter``, ``defaultdict``, ``OrderedDict``) are accepted as plain dicts.
+(``Counter``, ``defaultdict``, ``OrderedDict``) are accepted as plain dicts, and numpy's own
+integer and float scalars (``numpy.int64``, exactly numpy's types) as the ``int`` or ``float``
+they hold: CS336's tests compare ids with ``==``, where ``numpy.int64(5) == 5``.
 
 The same plain data crosses the process boundary as tagged JSON (:mod:`harness.wire`).
 """
@@ -15,6 +17,7 @@ from __future__ import annotations
 import collections
 import os
 import reprlib
+import sys
 from dataclasses import dataclass
 from typing import Any
 
@@ -102,6 +105,28 @@ class _NotPlain(Exception):
 
 
 _SCALAR_SET = frozenset(_SCALARS)
+# numpy's scalar types taken as the plain number they hold, by their names in the numpy module
+_NUMPY_NUMBERS = {int: ("int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "intc", "uintc", "intp",
+                        "uintp", "longlong", "ulonglong", "long", "ulong", "byte", "ubyte", "short", "ushort", "int_", "uint"),
+                  float: ("float16", "float32", "float64", "half", "single", "double")}
+_numpy_types: list[Any] = [None, {}]  # the numpy module imported, and its scalar types -> int or float
+
+
+def numpy_number(value: Any) -> Any:
+    """``value`` as a plain ``int`` or ``float`` when its type is exactly one of numpy's integer
+    or float scalar types (never a subclass; numpy is imported already, or no value has them),
+    else None."""
+    np = sys.modules.get("numpy")
+    if np is None:
+        return None
+    if _numpy_types[0] is not np:
+        _numpy_types[:] = [np, {t: plain for plain, names in _NUMPY_NUMBERS.items()
+                                for t in (getattr(np, n, None) for n in names) if isinstance(t, type)}]
+    plain = _numpy_types[1].get(type(value))
+    if plain is None:
+        return None
+    number = plain(value)
+    return number if type(number) is plain else None
 
 
 def _plain(value: Any, depth: int) -> Any:
@@ -138,6 +163,9 @@ def _plain(value: Any, depth: int) -> Any:
                 err.steps.append(("value", k))
                 raise
         return out
+    number = numpy_number(value)
+    if number is not None:
+        return number
     raise _NotPlain(value)
 
 

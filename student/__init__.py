@@ -7,8 +7,9 @@ their signatures; add any helpers you like.
 
 Return plain built-in values, exactly the types each docstring names: a plain ``list`` of
 ``int`` from ``encode``, not a subclass of ``list``, a ``tuple``, a generator or a numpy
-array (``list(ids)`` of a subclass or a tuple; ``ids.tolist()`` of a numpy array, whose
-``list(ids)`` holds numpy integers). Grading runs your code in a separate process and only
+array (``list(ids)`` of a subclass or a tuple, ``ids.tolist()`` of a numpy array; numpy's
+own integers in a list, as ``list(ids)`` of an array holds, count as the ints they hold,
+since ``numpy.int64(5) == 5``). Grading runs your code in a separate process and only
 plain data crosses back from it; a value of another class is rejected with a message naming
 its type (``encode(...) should return a plain list of ints, got a mypkg.Ids of length 3 (a
 subclass of list)``).
