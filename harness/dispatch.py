@@ -15,6 +15,7 @@ import sys
 import types
 import weakref
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from types import ModuleType
 from typing import Any
 
@@ -170,13 +171,15 @@ class Dispatcher:
         fn = getattr(self.adapters, adapter, None)
         if not callable(fn):
             raise NotImplementedError(f"adapters.{adapter} is missing from adapters.py")
+        spec = ADAPTERS.get(adapter)
+        if spec is not None and spec.pathlib:
+            args = [Path(a) if i in spec.pathlib and isinstance(a, (str, os.PathLike)) else a for i, a in enumerate(args)]
         result = fn(*args)
         if returns_handle:
             self.made += 1
             handle = self.made  # never a handle given before, even after some were forgotten
             self.objects[handle] = result
             return handle
-        spec = ADAPTERS.get(adapter)
         return self.to_plain(result, f"adapters.{adapter}(...)", spec.shape if spec is not None else None)
 
     def bound(self, handle: int, name: str) -> Callable[..., Any]:

@@ -34,7 +34,8 @@ def train_bpe(
     r"""Train a byte-level BPE tokenizer on the UTF-8 text file at ``input_path``.
 
     Args:
-        input_path: path (``str`` or ``os.PathLike``) of a UTF-8 text file.
+        input_path: path (``str`` or ``os.PathLike``) of a UTF-8 text file; the tests give a
+            ``pathlib.Path``, as CS336's do.
         vocab_size: the size of the final vocabulary, *including* the 256 single bytes
             and the special tokens.
         special_tokens: ``list[str]`` of special tokens (e.g. ``["<|endoftext|>"]``),
