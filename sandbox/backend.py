@@ -6,6 +6,7 @@ that ended are made again, the same way, in the next one)."""
 from __future__ import annotations
 
 import contextlib
+import io
 import secrets
 import threading
 from collections.abc import Iterable, Iterator
@@ -381,7 +382,8 @@ class WorkerBackend:
             stream = Stream(proc, self._lock, self._rid, name)
             self._stream = stream
             try:
-                proc.send(["stream", self._rid, theirs, name])
+                # an open file given: the submission gets a file of the chunks there too (sandbox.chunkfile)
+                proc.send(["stream", self._rid, theirs, name, isinstance(chunks, io.TextIOBase)])
             except WorkerFailure:
                 self._stream = None
                 raise

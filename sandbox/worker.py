@@ -27,7 +27,7 @@ which is the submission's, captured with a cap by the trusted side). Requests an
     -> ["call", rid, adapter, args, returns_handle]   <- ["ok", rid, value | handle id]
     -> ["method", rid, handle, name, args]            <- ["err", rid, {kind, mro, message, traceback}]
     -> ["probe", rid, probe, handle | None, args]
-    -> ["stream", rid, handle, name]                   <- ["need", rid]  -> ["chunks", rid, [str, ...]]
+    -> ["stream", rid, handle, name, file_like]        <- ["need", rid]  -> ["chunks", rid, [str, ...]]
                                                        <- ["ids", rid, [int, ...]]  -> ["end", rid] | ["abort", rid]
                                                        <- ["ok", rid, None] | ["err", ...] | ["aborted", rid]
 
@@ -48,6 +48,7 @@ from harness.dispatch import Broken, Dispatcher, close, import_adapters  # impor
 from harness.python_version import import_hint
 
 from . import stacks
+from .chunkfile import ChunkFile
 from .channel import Channel, plain_copy, to_plain
 from .confine import harden
 from .imports import clean_import_state, forbid
@@ -173,7 +174,7 @@ class Worker:
                 _, _, probe, handle, args = msg
                 value = self.dispatch.probe(probe, handle, args)
             elif op == "stream":
-                self.stream(rid, msg[2], msg[3])
+                self.stream(rid, msg[2], msg[3], file_like=len(msg) > 4 and msg[4] is True)
                 return
             else:
                 raise SystemExit(f"unknown request {op!r}")
@@ -194,7 +195,10 @@ class Worker:
         except (TypeError, ValueError) as err:  # e.g. a float the wire cannot carry
             self.channel.send(["err", rid, failure("wrong", f"result could not be sent: {err}")])
 
-    def stream(self, rid: int, handle: int, name: str) -> None:
+    def stream(self, rid: int, handle: int, name: str, file_like: bool = False) -> None:
+        """Run ``name`` of object ``handle`` on the chunks the trusted side sends as it asks for
+        them (``file_like``: the test gave an open file, so the submission gets a
+        :class:`~sandbox.chunkfile.ChunkFile` of them), sending the ids in batches."""
         channel = self.channel
         pending: list[int] = []
         state = {"aborted": False, "ended": False}
@@ -219,7 +223,7 @@ class Worker:
 
         gen = None
         try:
-            gen = self.dispatch.iterate(handle, name, source())
+            gen = self.dispatch.iterate(handle, name, ChunkFile(source()) if file_like else source())
             for i, item in enumerate(gen):
                 if state["aborted"]:
                     break

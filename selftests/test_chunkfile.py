@@ -1,0 +1,80 @@
+"""Where a test hands ``encode_iterable`` an open file (as CS336's tests do), the isolated
+worker's submission gets a file of the streamed chunks (``sandbox.chunkfile.ChunkFile``), so
+code that calls ``read`` or ``readline`` on it gets the outcome it gets in-process, where it is
+handed the file itself. The file behaves as ``io.StringIO`` of the same text (the oracle)."""
+
+from __future__ import annotations
+
+import io
+import os
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from harness.impl import Implementation, LocalBackend
+from sandbox.chunkfile import ChunkFile
+
+OPERATION = st.one_of(
+    st.tuples(st.just("read"), st.one_of(st.none(), st.integers(-1, 12))),
+    st.tuples(st.just("readline"), st.one_of(st.none(), st.integers(-1, 12))),
+    st.tuples(st.just("next"), st.none()),
+)
+
+
+def apply(f, operation: tuple) -> object:
+    name, size = operation
+    if name == "next":
+        return next(f, "<end>")
+    return getattr(f, name)(size)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.text(alphabet="ab\n é", max_size=40), st.lists(OPERATION, max_size=12))
+def test_a_file_of_a_texts_lines_reads_as_the_text_does(text, operations):
+    lines = io.StringIO(text).readlines()  # the chunks a test's open file gives
+    ours, oracle = ChunkFile(iter(lines)), io.StringIO(text)
+    for operation in operations:
+        assert apply(ours, operation) == apply(oracle, operation), operation
+    assert ours.read() == oracle.read()
+
+
+ADAPTERS = '''
+class Tokenizer:
+    def encode_iterable(self, text_file):
+        """Reads its input in blocks, as from a file handle: one id per character."""
+        while True:
+            block = text_file.read(5)
+            if not block:
+                return
+            yield from (ord(c) for c in block)
+
+
+def get_tokenizer(vocab, merges, special_tokens=None):
+    return Tokenizer()
+'''
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
+def test_an_encode_iterable_reading_blocks_from_an_open_file_gets_its_text(tmp_path, isolate):
+    sub = tmp_path / "sub"
+    (sub / "student").mkdir(parents=True)
+    (sub / "adapters.py").write_text(ADAPTERS)
+    text = "first line\nsecond, longer line\n\nlast"
+    (tmp_path / "text.txt").write_text(text)
+    if isolate:
+        if not hasattr(os, "fork"):
+            pytest.skip("the worker needs a POSIX system")
+        from sandbox.backend import WorkerBackend
+
+        backend = WorkerBackend("student", sub)
+    else:
+        backend = LocalBackend("student", sub)
+    try:
+        tok = Implementation(backend).get_tokenizer({}, [], None)
+        with open(tmp_path / "text.txt", encoding="utf-8") as f:
+            assert list(tok.encode_iterable(f)) == [ord(c) for c in text]
+        with pytest.raises(AttributeError):  # a generator is no file, in either
+            list(tok.encode_iterable(iter(text.splitlines(keepends=True))))
+    finally:
+        getattr(backend, "close", lambda: None)()
