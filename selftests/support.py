@@ -11,7 +11,8 @@ import sys
 import tempfile
 import time
 import xml.etree.ElementTree as ET
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -269,3 +270,28 @@ def record_adapter_calls(adapters: Path, log: Path) -> None:
     ``log`` when called (in-process runs only: a sandboxed worker cannot reach ``log``)."""
     with open(adapters, "a", encoding="utf-8") as f:
         f.write(_RECORDER.format(log=str(log)))
+
+
+@contextmanager
+def implementation_of(sub: Path, isolate: bool, **options) -> Iterator:
+    """The :class:`harness.impl.Implementation` of the submission ``sub``: in-process, or in an
+    isolated worker (``options``: the WorkerBackend's; skipped where there is none), closed at
+    the end."""
+    import pytest
+
+    from harness.impl import Implementation, LocalBackend
+
+    if not isolate:
+        yield Implementation(LocalBackend("student", sub))
+        return
+    if sys.platform != "linux":
+        pytest.skip("isolated workers need Linux")
+    if options.get("private_root") is False and os.geteuid() != 0:
+        pytest.skip("without a private root the worker gets its own user id only under root")
+    from sandbox.backend import WorkerBackend
+
+    backend = WorkerBackend("student", sub, **options)
+    try:
+        yield Implementation(backend)
+    finally:
+        backend.close()

@@ -6,14 +6,14 @@ handed the file itself. The file behaves as ``io.StringIO`` of the same text (th
 from __future__ import annotations
 
 import io
-import os
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from harness.impl import Implementation, LocalBackend
 from sandbox.chunkfile import ChunkFile
+
+from .support import implementation_of
 
 OPERATION = st.one_of(
     st.tuples(st.just("read"), st.one_of(st.none(), st.integers(-1, 12))),
@@ -62,19 +62,9 @@ def test_an_encode_iterable_reading_blocks_from_an_open_file_gets_its_text(tmp_p
     (sub / "adapters.py").write_text(ADAPTERS)
     text = "first line\nsecond, longer line\n\nlast"
     (tmp_path / "text.txt").write_text(text)
-    if isolate:
-        if not hasattr(os, "fork"):
-            pytest.skip("the worker needs a POSIX system")
-        from sandbox.backend import WorkerBackend
-
-        backend = WorkerBackend("student", sub)
-    else:
-        backend = LocalBackend("student", sub)
-    try:
-        tok = Implementation(backend).get_tokenizer({}, [], None)
+    with implementation_of(sub, isolate) as impl:
+        tok = impl.get_tokenizer({}, [], None)
         with open(tmp_path / "text.txt", encoding="utf-8") as f:
             assert list(tok.encode_iterable(f)) == [ord(c) for c in text]
         with pytest.raises(AttributeError):  # a generator is no file, in either
             list(tok.encode_iterable(iter(text.splitlines(keepends=True))))
-    finally:
-        getattr(backend, "close", lambda: None)()

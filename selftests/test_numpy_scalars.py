@@ -9,16 +9,15 @@ last one runs on numpy itself where it is installed (CI's extras stage)."""
 
 from __future__ import annotations
 
-import os
 import sys
 import textwrap
 import types
-from pathlib import Path
 
 import pytest
 
 from harness import values as V
-from harness.impl import Implementation, LocalBackend
+
+from .support import implementation_of
 
 
 def stand_in_numpy() -> types.ModuleType:
@@ -106,21 +105,10 @@ def test_numpy_ids_are_graded_as_the_ints_they_hold(tmp_path, isolate):
     (sub / "student").mkdir(parents=True)
     (sub / "adapters.py").write_text(textwrap.dedent(ADAPTERS))
     (tmp_path / "lines.txt").write_text("ab\ncd\n")
-    if isolate:
-        if not hasattr(os, "fork"):
-            pytest.skip("the worker needs a POSIX system")
-        from sandbox.backend import WorkerBackend
-
-        backend = WorkerBackend("student", sub)
-    else:
-        backend = LocalBackend("student", sub)
-    try:
-        impl = Implementation(backend)
+    with implementation_of(sub, isolate) as impl:
         assert impl.run_merge([1, 2], (1, 2), 300) == [300, 3]
         tok = impl.get_tokenizer({}, [], None)
         assert tok.encode("ab") == [97, 98]
         assert list(tok.encode_iterable(["ab", "c"])) == [97, 98, 99]
-        probe = tok.probe("encode_iterable_file", str(Path(tmp_path / "lines.txt")))
+        probe = tok.probe("encode_iterable_file", str(tmp_path / "lines.txt"))
         assert probe["count"] == 6, probe
-    finally:
-        getattr(backend, "close", lambda: None)()

@@ -6,15 +6,11 @@ grading, and each worker starts from it again."""
 
 from __future__ import annotations
 
-import os
-import sys
 from pathlib import Path
 
 import pytest
 
-from harness.impl import Implementation, LocalBackend
-from sandbox.backend import WorkerBackend
-from sandbox.limits import IsolationLimits
+from .support import implementation_of
 
 ADAPTERS = '''\
 import pathlib
@@ -43,43 +39,19 @@ def submission(tmp_path: Path) -> Path:
     return sub
 
 
-def implementation(sub: Path, options: dict | None):
-    if options is None:
-        return Implementation(LocalBackend("student", sub))
-    if sys.platform != "linux":
-        pytest.skip("isolated workers need Linux")
-    if options.get("private_root") is False and os.geteuid() != 0:
-        pytest.skip("without a private root the worker gets its own user id only under root")
-    return Implementation(WorkerBackend("student", sub, IsolationLimits(call_timeout=10), **options))
-
-
-def close(impl: Implementation) -> None:
-    if isinstance(impl.backend, WorkerBackend):
-        impl.backend.close()
-
-
 @pytest.mark.parametrize("mode", MODES)
 def test_code_that_writes_beside_its_module_reads_back_what_it_wrote(tmp_path, mode):
-    impl = implementation(submission(tmp_path), MODES[mode])
-    try:
+    with implementation_of(submission(tmp_path), MODES[mode] is not None, **(MODES[mode] or {})) as impl:
         assert impl.run_pretokenize("a") == [""]
         assert impl.run_pretokenize("b") == ["a"]
-    finally:
-        close(impl)
 
 
 @pytest.mark.parametrize("mode", [m for m, options in MODES.items() if options is not None])
 def test_an_isolated_worker_writes_its_own_copy_never_the_submission(tmp_path, mode):
     sub = submission(tmp_path)
     before = sorted(p.relative_to(sub) for p in sub.rglob("*"))
-    first = implementation(sub, MODES[mode])
-    try:
+    with implementation_of(sub, True, **MODES[mode]) as first:
         assert first.run_pretokenize("a") == [""]
-    finally:
-        close(first)
     assert sorted(p.relative_to(sub) for p in sub.rglob("*")) == before
-    again = implementation(sub, MODES[mode])  # a new worker: the submission's files again, not the last one's
-    try:
+    with implementation_of(sub, True, **MODES[mode]) as again:  # a new worker: the submission's files, not the last one's
         assert again.run_pretokenize("b") == [""]
-    finally:
-        close(again)

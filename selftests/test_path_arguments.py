@@ -5,12 +5,11 @@ isolated (``harness.registry``: the adapter's ``pathlib`` arguments): a CS336 tr
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pytest
 
-from harness.impl import Implementation, LocalBackend
+from .support import implementation_of
 
 ADAPTERS = '''
 def run_train_bpe(input_path, vocab_size, special_tokens):
@@ -27,16 +26,6 @@ def test_run_train_bpe_gets_its_corpus_as_a_pathlib_path(tmp_path, isolate, give
     (sub / "adapters.py").write_text(ADAPTERS)
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"low lower")
-    if isolate:
-        if not hasattr(os, "fork"):
-            pytest.skip("the worker needs a POSIX system")
-        from sandbox.backend import WorkerBackend
-
-        backend = WorkerBackend("student", sub)
-    else:
-        backend = LocalBackend("student", sub)
-    try:
-        vocab, merges = Implementation(backend).run_train_bpe(given(corpus), 300, [])
-    finally:
-        getattr(backend, "close", lambda: None)()
+    with implementation_of(sub, isolate) as impl:
+        vocab, merges = impl.run_train_bpe(given(corpus), 300, [])
     assert vocab == {0: type(Path()).__name__.encode(), 1: b"low lower"} and merges == []
