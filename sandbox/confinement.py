@@ -22,7 +22,7 @@ def describe(pid: int, started: int, init_pid: int | None, root: Path, info: dic
         return line
     shared = [what for kind, what in (("net", "network"), ("ipc", "System V IPC")) if not proctree.own_namespaces(pid, (kind,))]
     filtered = proctree.status_kb(pid, "Seccomp") == 2
-    if "private root" in line and not line.startswith("weak") and filtered:
+    if "private root directory (" in line and not line.startswith("weak") and filtered:  # not "no private root directory here"
         # noexec mounts for its files (sandbox.confine), its seccomp filter (sandbox.lockdown)
         line += "; no compiled code of its own runs"
     # sharing the machine's network, its seccomp filter refuses every socket but a local one

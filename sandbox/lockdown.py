@@ -18,7 +18,7 @@ def own_network_and_ipc(libc: Any, notes: list[str]) -> bool:
     """Network and IPC namespaces of the worker's own (loopback only; System V objects gone
     with it), where the pid namespace route (:func:`sandbox.userns.enter`) was refused; noted if not."""
     if libc.unshare(CLONE_NEWNET | CLONE_NEWIPC) != 0:
-        notes.append(f"unshare(network and IPC namespaces) failed: {os.strerror(ctypes.get_errno())}; the worker shares the machine's network and System V IPC")
+        notes.append(f"unshare(network and IPC namespaces) failed: {os.strerror(ctypes.get_errno())}")
         return False
     loopback(notes)
     return True

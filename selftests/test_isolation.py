@@ -418,6 +418,8 @@ def test_as_root_without_a_private_root_the_harness_folders_are_closed_by_permis
         readable = [p for p, entry in zip(probed, seen) if not entry.endswith(":PermissionError")]
         assert readable == ([str(ROOT / "grading.yaml")] if VENV_IN_CHECKOUT else []), seen
         assert "closed to other users by file permissions" in impl.backend.confinement
+        # its files are on no noexec mount there: a library it writes could load
+        assert "no compiled code of its own runs" not in impl.backend.confinement, impl.backend.confinement
         assert not other.stat().st_mode & 0o007
         impl.backend.close()  # the grading ends: the machine's folders get their modes back
 
