@@ -125,7 +125,10 @@ def numpy_number(value: Any) -> Any:
     plain = _numpy_types[1].get(type(value))
     if plain is None:
         return None
-    number = plain(value)
+    try:
+        number = plain(value)
+    except Exception:  # a module standing in for numpy, whose "scalar" converts to nothing
+        return None
     return number if type(number) is plain else None
 
 
