@@ -77,9 +77,10 @@ def encode_iterable_file(tokenizer: Any, path: str, seconds: float | None = None
             try:
                 for i in items:
                     if type(i) is not int:  # numpy's own integer scalars count as the int they hold (harness.values)
-                        if type(numpy_number(i)) is not int:
+                        number = numpy_number(i)
+                        if type(number) is not int:
                             raise WrongResult(f"encode_iterable(...) item {count} should be int, got {type(i).__qualname__}")
-                        i = numpy_number(i)
+                        i = number
                     if not count % HELD_EVERY:
                         held = max(held, traced()[0])
                     pending.append(i)

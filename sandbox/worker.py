@@ -174,7 +174,7 @@ class Worker:
                 _, _, probe, handle, args = msg
                 value = self.dispatch.probe(probe, handle, args)
             elif op == "stream":
-                self.stream(rid, msg[2], msg[3], file_like=len(msg) > 4 and msg[4] is True)
+                self.stream(rid, msg[2], msg[3], file_like=msg[4] is True)
                 return
             else:
                 raise SystemExit(f"unknown request {op!r}")
