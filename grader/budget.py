@@ -16,6 +16,11 @@ MIN_BUDGET = 10.0  # seconds: less cannot even start the test run
 # A function whose tests that ran into a limit took this share of the budget in all is no
 # longer called (harness.breaker), in a row or not: a fifth of 540 s, two tests at 60 s
 LOST_SHARE = 0.2
+# A function the breaker stopped calling that had returned in some test (slow, not stuck) is
+# called again once every other test has run: its refused tests run then, each with its limit
+# cut to this many seconds (a correct but slow encoder passes its small inputs' tests in 3 s
+# at most: grader/second_chance.py)
+SECOND_CHANCE = 10.0
 
 
 @dataclass(frozen=True)
@@ -30,7 +35,8 @@ class TimePolicy:
     timeouts_in_a_row: int = field(default=3, metadata={
         "policy": "a function of the submission that ran into a limit on this many tests in a row is no longer called "
                   "(its other tests fail at once), nor one whose tests that ran into a limit took a fifth of the budget "
-                  "in all; 0: always called"})
+                  f"in all; if it had returned in some test, its refused tests run again once every other test has, "
+                  f"{SECOND_CHANCE:g} s each at most; 0: always called"})
 
 
 def time_policy(top: dict) -> TimePolicy:

@@ -62,12 +62,14 @@ class Shares:
 
 
 def run_tests(session: pytest.Session, group_of: Callable[[pytest.Item], str], shares: Shares,
-              waited: Callable[[pytest.Item, float], None] = lambda item, share: None) -> None:
-    """pytest's test loop (``pytest_runtestloop``) in the order of ``shares``: each test run
-    by ``pytest_runtest_protocol`` as pytest's own loop runs it, the seconds it took spent by
-    its group (``group_of``). ``waited(item, share)`` is told of each test that runs after
-    other groups' tests went before its group's, and of that group's share."""
-    left = list(session.items)
+              waited: Callable[[pytest.Item, float], None] = lambda item, share: None,
+              items: Sequence[pytest.Item] | None = None) -> None:
+    """pytest's test loop (``pytest_runtestloop``) over ``items`` (default: the session's) in
+    the order of ``shares``: each test run by ``pytest_runtest_protocol`` as pytest's own loop
+    runs it, the seconds it took spent by its group (``group_of``). ``waited(item, share)`` is
+    told of each test that runs after other groups' tests went before its group's, and of that
+    group's share."""
+    left = list(session.items if items is None else items)
     groups = [group_of(item) for item in left]
     expected: int | None = None  # the test the one that just ended was told comes next
     ended: list[pytest.Node] = []  # the collector chain of the one that just ended

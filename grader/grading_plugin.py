@@ -16,7 +16,9 @@ finished") and the tests after it are "not reached", each saying so; a group tha
 than its share of the budget lets the other groups' tests go first (:mod:`grader.fair_share`); the circuit breaker
 (:mod:`harness.breaker`, ``grading.yaml`` ``timeouts_in_a_row``) stops calling a function of
 the submission that ran into a limit on that many tests in a row, or in tests that took
-:data:`grader.budget.LOST_SHARE` of the budget in all. SIGTERM (what ``grade`` sends when
+:data:`grader.budget.LOST_SHARE` of the budget in all; once every other test has run, the
+refused tests of such a function that had returned in some test (slow, not stuck) run again,
+each with at most :data:`grader.budget.SECOND_CHANCE` seconds. SIGTERM (what ``grade`` sends when
 it is stopped) and SIGINT stop every worker, remove their sandboxes and end the run at once.
 
 It declares ``pytest_bpe_known_bug`` (:mod:`grader.hooks`) and, in any run, asks it about
@@ -47,34 +49,20 @@ from harness.plugin import not_implemented
 from harness.timeouts import timeout_limit
 from sandbox import registry
 
-from . import hooks
+from . import hooks, second_chance
 from .budget import LOST_SHARE
 from .fair_share import Shares, run_tests
 from .config import Config, ConfigError, check_selection, load_config, read_policy
+from .case_facts import note_failure, skip_reason
 from .journal import Journal
-from .report import CALL_TIME, TEST_TIME, TIME_BUDGET, Case, RunReport, known_bug_line, write_run_report
+from .report import Case, RunReport, known_bug_line, write_run_report
 
 MAX_OUTPUT = 4000  # characters of failure text kept per test
 MIN_TEST_TIME = 1.0  # seconds: with less left before the deadline, a test is not started
 # user properties this plugin passes from a test's report hooks to its case's fields
 KNOWN_BUG, TIMED_OUT, NOT_IMPLEMENTED = "known_bug", "timed_out", "not_implemented"
+REFUSED = "refused"  # the function whose call the breaker refused (the case's "not_called" says why)
 FUNCTION_NAME = re.compile(r"[A-Za-z_][\w.]*")  # what a NotImplementedError's message names
-# (a limit of grader.report.LIMITS, the text of a failure that says the case ran into it)
-LIMIT_MARKERS = (
-    (TEST_TIME, "Timeout (>"),  # harness/timeouts.py
-    (CALL_TIME, "timed out after"),  # sandbox/process.py: the per-call deadline
-    ("CPU time limit", "CPU time limit of"),
-    ("memory limit", "MemoryError"),
-    ("file size limit", "file size limit of"),
-    ("output limit", "[output truncated:"),
-    ("reply limit", "sent a reply"),
-    (TIME_BUDGET, "the grading's time budget of"),  # not reached, not finished (below)
-    ("not called again", "; this test calls it, so it fails at once"),  # harness/breaker.py
-    ("worker died", "the worker running your code died"),
-    ("worker exited", "the worker running your code exited"),
-    ("worker stopped answering", "the worker running your code stopped answering"),
-)
-LOAD_ERROR = "could not be imported"  # harness/impl: the submission's adapters.py did not load
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -116,6 +104,8 @@ class GradingSession:
         self.deadline = None if deadline is None else time.monotonic() + (deadline - time.time())
         self.budget = config.getoption("grading_budget")
         self.capped: set[str] = set()  # tests whose timeout was cut to the time left
+        self.refused: dict[str, str] = {}  # node id -> the function the breaker refused it a call to
+        self.again = False  # the second chance is under way (_second_chance)
         lost_limit = LOST_SHARE * self.budget if self.budget else None
         self.breaker = config.stash[keys.BREAKER] = Breaker(policy.time.timeouts_in_a_row, lost_limit)
         self.noted: dict = {}  # the facts journaled last (see _note_facts)
@@ -188,7 +178,20 @@ class GradingSession:
         shares = Shares.of_points(points, max(self.deadline - time.monotonic(), 0.0))
         run_tests(session, lambda item: self.tests[item.nodeid].group, shares,
                   lambda item, share: self.tests[item.nodeid].properties.update(waited=round(share)))
+        self._second_chance(session)
         return True
+
+    def _second_chance(self, session: pytest.Session) -> None:
+        """Once every test has run, the tests the breaker refused for a function that had
+        returned in some test run again (:mod:`grader.second_chance`)."""
+        if self.deadline is None or self.deadline - time.monotonic() < MIN_TEST_TIME:
+            return
+        again = second_chance.start_over(session.items, self.tests, self.refused, self.breaker.pardon())
+        if again:
+            self.capped.difference_update(item.nodeid for item in again)
+            self.again = True
+            run_tests(session, lambda item: self.tests[item.nodeid].group, Shares({}), items=again)
+            second_chance.say_done(again, self.tests)
 
     def _budget(self) -> str:
         return f"the grading's time budget of {self.budget:g} s" if self.budget else "the grading's time"
@@ -223,6 +226,8 @@ class GradingSession:
         note_failure(test)
         self.journal.add(test)
         self._note_facts()
+        if self.again:  # its group was counted done at its first run
+            return
         self.remaining[test.group] -= 1
         self._say_groups_done()
         if test.visibility == "visible":
@@ -254,6 +259,8 @@ class GradingSession:
                 timed_out = value
             elif key == NOT_IMPLEMENTED:
                 test.not_implemented = value
+            elif key == REFUSED:
+                self.refused[report.nodeid] = value
             else:
                 test.properties[key] = value
         if report.failed and report.nodeid in self.capped and timed_out == report.when:
@@ -317,23 +324,6 @@ class GradingSession:
         self.journal.close()
 
 
-def skip_reason(report: pytest.TestReport) -> str:
-    """What a skipped test says: its reason alone. pytest keeps a skip as (path, line,
-    "Skipped: reason"), whose text is that tuple's repr, with the test file's path."""
-    if isinstance(report.longrepr, tuple) and len(report.longrepr) == 3:
-        return str(report.longrepr[2]).removeprefix("Skipped: ") or "skipped"
-    return report.longreprtext or "skipped"
-
-
-def note_failure(test: Case) -> None:
-    """A finished case that did not pass gets the facts its failure text states: the limits
-    it ran into (:data:`LIMIT_MARKERS`) and the line saying the submission did not load."""
-    if test.outcome == "passed":
-        return
-    test.limits = [name for name, text in LIMIT_MARKERS if text in test.output]
-    test.load_error = next((ln.strip().removeprefix("E").strip() for ln in test.output.splitlines() if LOAD_ERROR in ln), None)
-
-
 def pytest_addhooks(pluginmanager: pytest.PytestPluginManager) -> None:
     pluginmanager.add_hookspecs(hooks)
 
@@ -377,6 +367,7 @@ def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
         return
     if call.excinfo.errisinstance(NotCalled):  # counted by grade: "the N other tests that call it"
         report.user_properties.append(("not_called", call.excinfo.value.summary))
+        report.user_properties.append((REFUSED, call.excinfo.value.function))
         return
     if timeout_limit(call.excinfo) is not None:  # its own limit (or the deadline's cut, see logreport)
         report.user_properties.append((TIMED_OUT, call.when))

@@ -287,14 +287,24 @@ def grade_report_from_data(data: Any, source: str = "the report") -> GradeReport
 
 def breaker_notes(report: RunReport) -> list[str]:
     """What the circuit breaker did (:mod:`harness.breaker`): ``run_merge timed out on 3 tests
-    in a row; the 40 other tests that call it were not run``, one line per function."""
+    in a row; the 40 other tests that call it were not run``, one line per function; for a
+    function called again (``grader.grading_plugin``'s second chance), how its refused tests
+    went then."""
     skipped: dict[str, int] = {}
     for test in report.tests:
         summary = test.properties.get("not_called")
         if type(summary) is str:
             skipped[summary] = skipped.get(summary, 0) + 1
+    again: dict[str, list[Case]] = {}
+    for test in report.tests:
+        first = test.properties.get("second_chance")
+        if type(first) is str:
+            again.setdefault(first, []).append(test)
     return [f"{summary}; " + (f"the {n} other tests that call it were not run" if n != 1 else "the 1 other test that calls it was not run")
-            for summary, n in skipped.items()]
+            for summary, n in skipped.items()] + [
+        f"{summary}; having returned in other tests, it was called again once every other test had run: "
+        f"{sum(t.outcome == 'passed' for t in cases)} of the {len(cases)} tests refused meanwhile passed then"
+        for summary, cases in again.items()]
 
 
 def share_notes(report: RunReport, titles: dict[str, str]) -> list[str]:

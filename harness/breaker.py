@@ -15,6 +15,12 @@ large inputs of some tests (an encoder applying every GPT-2 merge to every pre-t
 out at 60 s in tests between others it passed, spent the whole budget so, and the tests of
 every part after it were not reached.
 
+A function tripped that had returned in some test is slow, not stuck: once every other test
+has run, the grading gives its refused tests a second chance (:meth:`Breaker.pardon`, then
+``grader.grading_plugin``), so that the small inputs it handles in seconds still score; the
+rule of tests in a row holds again, the rule of lost seconds not (the tests it protected have
+run). A function that never returned is never called again.
+
 "Function" is the call the harness makes: an adapter (``run_merge``), or a method of the
 object an adapter returned (``get_tokenizer(...).encode``). The grading plugin makes the
 breaker (``harness.keys.BREAKER``) and ends each test (:meth:`Breaker.end_test`);
@@ -36,9 +42,10 @@ class NotCalled(AssertionError):
     """A call the breaker refused: its function ran into a limit on ``after`` tests in a row.
     The message is the whole failure (one line)."""
 
-    def __init__(self, message: str, summary: str) -> None:
+    def __init__(self, message: str, summary: str, function: str = "") -> None:
         super().__init__(message)
         self.summary = summary  # "run_merge timed out on 3 tests in a row"
+        self.function = function  # "run_merge"
 
 
 class Breaker:
@@ -50,6 +57,8 @@ class Breaker:
         self.lost_seconds: dict[str, float] = {}  # function -> seconds of its tests that ran into a limit
         self.streak: dict[str, list[str]] = {}  # function -> limit kinds of its tests in a row
         self.tripped: dict[str, str] = {}  # function -> "run_merge timed out on 3 tests in a row"
+        self.returned: set[str] = set()  # functions that returned (or raised on their own) in some test
+        self.pardoned: set[str] = set()  # tripped, then called again (pardon): no lost-seconds rule for them
         self._lost: dict[str, str] = {}  # this test: function -> limit kind
         self._fine: set[str] = set()  # this test: functions whose calls ended on their own
 
@@ -63,6 +72,7 @@ class Breaker:
                 f"(the grading stops calling a function that ran into a limit on {self.after} tests in a row"
                 + (f" or in tests of {self.lost_limit:.0f} s in all)" if self.lost_limit is not None else ")"),
                 summary,
+                function,
             )
 
     def ended(self, function: str, error: BaseException | None) -> None:
@@ -78,6 +88,7 @@ class Breaker:
         """The test is over (it took ``seconds``): count the functions that ran into a limit in
         it, reset the others; a function at ``after`` tests in a row, or whose tests that ran
         into a limit took ``lost_limit`` seconds in all, is tripped."""
+        self.returned |= self._fine
         for function in self._fine - set(self._lost):
             self.streak.pop(function, None)
         for function, kind in self._lost.items():
@@ -89,6 +100,17 @@ class Breaker:
             if len(kinds) >= self.after:
                 what = kinds[0] if len(set(kinds)) == 1 else "timed out or was stopped by a limit"
                 self.tripped[function] = f"{function} {what} on {len(kinds)} tests in a row"
-            elif self.lost_limit is not None and lost >= self.lost_limit:
+            elif self.lost_limit is not None and lost >= self.lost_limit and function not in self.pardoned:
                 self.tripped[function] = f"{function} ran into limits in tests that took {lost:.0f} s in all"
         self._lost, self._fine = {}, set()
+
+    def pardon(self) -> dict[str, str]:
+        """Call again the tripped functions that returned in some test (slow, not stuck), each
+        from a clean count of tests in a row; returns them with the summaries they were
+        tripped with. The lost-seconds rule no longer trips them."""
+        pardoned = {f: summary for f, summary in self.tripped.items() if f in self.returned}
+        for function in pardoned:
+            del self.tripped[function]
+            self.streak.pop(function, None)
+        self.pardoned |= set(pardoned)
+        return pardoned

@@ -23,7 +23,7 @@ import pytest
 from harness.childenv import child_env
 from grader.attention import from_report
 from grader.grade import grading_log
-from grader.grading_plugin import LIMIT_MARKERS, note_failure
+from grader.case_facts import LIMIT_MARKERS, note_failure
 from grader.intake import Rejected, safe_extract
 from grader.report import LIMITS, Case, GradeReport, ScoredCase
 

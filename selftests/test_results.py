@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 from grader.config import load_config
 from grader.feedback import md_block, md_code, md_text
 from grader.points import largest_remainder, proportional_cents
-from grader.grading_plugin import MAX_OUTPUT, skip_reason
+from grader.case_facts import skip_reason
+from grader.grading_plugin import MAX_OUTPUT
 from grader.report import Case, RunReport, known_bug_line
 from grader.feedback import HIDDEN_NOTE, HIDDEN_NOTES
 from grader.formats import gradescope_json, top_failures
