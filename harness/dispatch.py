@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import contextlib
 import importlib.util
+import inspect
 import os
 import sys
 import types
@@ -23,6 +24,24 @@ from . import values as V
 from .own_metadata import provide
 from .registry import ADAPTERS, method_shape
 from .stand_ins import import_tolerating_missing
+
+
+def arguments(fn: Callable[..., Any], args: tuple | list, names: tuple[str, ...]) -> tuple[tuple, dict[str, Any]]:
+    """How to pass ``args`` to ``fn``: by ``names`` (CS336's keywords, in order) if its
+    signature takes them so, else positionally (a signature that cannot be read, or renamed
+    parameters).
+
+    >>> arguments(lambda *, b, a: None, [1, 2], ("a", "b")), arguments(lambda x, y: None, [1, 2], ("a", "b"))
+    (((), {'a': 1, 'b': 2}), ((1, 2), {}))
+    """
+    if not names or len(args) > len(names):
+        return tuple(args), {}
+    named = dict(zip(names, args))
+    try:
+        inspect.signature(fn).bind(**named)
+    except Exception:  # renamed or missing parameters; no signature to read (a builtin, a broken __signature__)
+        return tuple(args), {}
+    return (), named
 
 
 class Broken(Exception):
@@ -174,7 +193,8 @@ class Dispatcher:
         spec = ADAPTERS.get(adapter)
         if spec is not None and spec.pathlib:
             args = [Path(a) if i in spec.pathlib and isinstance(a, (str, os.PathLike)) else a for i, a in enumerate(args)]
-        result = fn(*args)
+        positional, named = arguments(fn, args, spec.keywords if spec is not None else ())
+        result = fn(*positional, **named)
         if returns_handle:
             self.made += 1
             handle = self.made  # never a handle given before, even after some were forgotten

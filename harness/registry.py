@@ -17,12 +17,17 @@ class Adapter:
     :data:`METHODS`) of the object it returns; ``paths``: positional argument -> ``"in"``
     (a file it reads, copied into the sandbox) or ``"out"`` (a file it writes, copied back);
     ``pathlib``: the positional arguments the submission gets as a ``pathlib.Path`` whatever
-    the test gave (as CS336's tests give ``run_train_bpe`` its corpus), in-process and isolated."""
+    the test gave (as CS336's tests give ``run_train_bpe`` its corpus), in-process and isolated;
+    ``keywords``: the names CS336's tests pass the arguments by, in order (``run_train_bpe(
+    input_path=..., vocab_size=..., special_tokens=...)``): an adapter whose signature takes
+    them by those names gets them so (keyword-only, in another order, ``**kwargs``), any other
+    positionally (:func:`harness.dispatch.arguments`)."""
 
     shape: V.Shape | None = None
     handle: str | None = None
     paths: Mapping[int, str] = field(default_factory=dict)
     pathlib: frozenset[int] = frozenset()
+    keywords: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         if (self.shape is None) == (self.handle is None):
@@ -48,7 +53,8 @@ ADAPTERS: dict[str, Adapter] = {
     "run_merge": Adapter(V.INT_LIST),
     "run_pretokenize": Adapter(V.STR_LIST),
     "run_split_on_special_tokens": Adapter(V.STR_LIST),
-    "run_train_bpe": Adapter(V.TRAINED, paths={0: "in"}, pathlib=frozenset({0})),
+    "run_train_bpe": Adapter(V.TRAINED, paths={0: "in"}, pathlib=frozenset({0}),
+                             keywords=("input_path", "vocab_size", "special_tokens")),
     "get_tokenizer": Adapter(handle="tokenizer"),
     "get_tokenizer_from_files": Adapter(handle="tokenizer", paths={0: "in", 1: "in"}),
     "run_save_tokenizer": Adapter(V.NONE, paths={2: "out", 3: "out"}),
