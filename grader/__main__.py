@@ -33,7 +33,7 @@ def build_parser() -> argparse.ArgumentParser:
 
     c = sub.add_parser("compare", help="a submission (or a batch's) beside the reference: summary, diagnosis, failures")
     what = c.add_mutually_exclusive_group(required=True)
-    what.add_argument("--submission", type=Path, help="a submission folder, any layout grade reads")
+    what.add_argument("--submission", type=Path, help="a submission folder, any layout grade reads, or a .zip of one")
     what.add_argument("--batch", type=Path, metavar="OUT", help="a batch output folder: one page per student and a class index")
     c.add_argument("--html", type=Path, help="also write a self-contained HTML page here (with --batch: the folder of pages, default OUT/compare)")
     c.add_argument("--all", dest="every_case", action="store_true", help="list every case, passes included, and every failure")

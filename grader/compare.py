@@ -362,17 +362,6 @@ def terminal(c: Comparison, every_case: bool = False, max_lines: int = MAX_TERMI
     return terminal_text("\n".join(out))
 
 
-def policy_titles(config: Path | None) -> dict[str, str]:
-    """Group name -> title of the policy (for reports written before reports carried titles)."""
-    from .config import ConfigError, load_config
-    from .policies import default_policy
-
-    try:
-        return {g.name: g.title for g in (load_config(config) if config else default_policy()).groups}
-    except ConfigError:
-        return {}
-
-
 def main(submission: Path | None, html_path: Path | None, config: Path | None, tests: list[str] | None, max_time: float,
          every_case: bool = False, batch: Path | None = None) -> int:
     if batch is not None:
@@ -382,16 +371,24 @@ def main(submission: Path | None, html_path: Path | None, config: Path | None, t
         from .compare_class import main_batch
 
         return main_batch(Path(batch), html_path, config, tests, max_time)
-    if submission is None or not Path(submission).is_dir():
-        print(f"compare: {submission} is not a folder", file=sys.stderr)
+    if submission is None or not (Path(submission).is_dir() or Path(submission).suffix.lower() == ".zip" and Path(submission).is_file()):
+        print(f"compare: {submission} is not a folder or a .zip", file=sys.stderr)
         return 2
     if (Path(submission) / "reports").is_dir() and (Path(submission) / "grades.csv").is_file():
         print(f"compare: {submission} is a batch output folder; use --batch {submission}", file=sys.stderr)
         return 2
     from .compare_html import page
+    from .intake import Rejected, submission_folder
+    from .policies import policy_titles
 
-    sub, ref = compare(submission, config, tests, max_time)
-    c = build(sub, ref, Path(submission).resolve().name, policy_titles(config))
+    try:  # graded as grade grades it: a .zip extracted, everything inside one folder unwrapped
+        with submission_folder(Path(submission)) as folder:
+            sub, ref = compare(folder, config, tests, max_time)
+    except Rejected as err:
+        print(f"compare: {Path(submission).name}: {err}", file=sys.stderr)
+        return 2
+    name = Path(submission).resolve().name
+    c = build(sub, ref, name[:-4] if name.lower().endswith(".zip") else name, policy_titles(config))
     print(terminal(c, every_case))
     if html_path is not None:
         html_path.parent.mkdir(parents=True, exist_ok=True)

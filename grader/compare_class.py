@@ -15,6 +15,7 @@ from pathlib import Path
 
 from . import compare as C
 from .compare_html import class_page, page
+from .policies import policy_titles
 from .report import GradeReport, ReportError, read_grade_report
 
 
@@ -57,7 +58,7 @@ def main_batch(folder: Path, html_dir: Path | None, config: Path | None, tests: 
         print(f"compare: {folder} holds no reports/*.json; give the --out folder of `python -m grader batch`", file=sys.stderr)
         return 2
     ref = C.reference_report(config, tests, max_time)
-    titles = C.policy_titles(config)
+    titles = policy_titles(config)
     comparisons = [C.build(sub, ref, student, titles) for student, sub in reports.items()]
     out = html_dir or folder / "compare"
     (out / "students").mkdir(parents=True, exist_ok=True)

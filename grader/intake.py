@@ -4,12 +4,15 @@ folders copied as grading copies them, a single wrapping folder unwrapped."""
 
 from __future__ import annotations
 
+import contextlib
 import os
 import re
 import shutil
 import stat
+import tempfile
 import unicodedata
 import zipfile
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -249,6 +252,18 @@ def unwrap_submission(folder: Path) -> tuple[Path, str | None]:
 # `cs336` installs them where grading runs (torch is not among them: it keeps its stand-in, as do
 # its other dependencies, of no use to a tokenizer); `regex` is a dependency of the harness already
 CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops", "typing_extensions")
+
+
+@contextlib.contextmanager
+def submission_folder(given: Path) -> Iterator[Path]:
+    """The folder ``grade`` would grade for ``given``: a folder, or a .zip's safe extraction
+    (:func:`extract_upload`, into a temporary folder removed afterwards), then unwrapped
+    (:func:`unwrap_submission`). ``Rejected`` when a .zip cannot be graded."""
+    if given.suffix.lower() != ".zip" or given.is_dir():
+        yield unwrap_submission(given)[0]
+        return
+    with tempfile.TemporaryDirectory(prefix="bpe-upload-") as tmp:
+        yield unwrap_submission(extract_upload(given, Path(tmp)))[0]
 
 
 def unwrapped_note(req) -> list[str]:

@@ -35,3 +35,14 @@ def default_policy() -> "Config":
     from .config import load_config
 
     return load_config(DEFAULT_POLICY)
+
+
+def policy_titles(config: Path | None) -> dict[str, str]:
+    """Group name -> title of the policy (``config``, else the default; none if it is
+    invalid), for reports written before reports carried titles."""
+    from .config import ConfigError, load_config
+
+    try:
+        return {g.name: g.title for g in (load_config(config) if config else default_policy()).groups}
+    except ConfigError:
+        return {}

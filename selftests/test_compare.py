@@ -469,3 +469,46 @@ def test_compare_stopped_by_sigterm_stops_its_grading_and_leaves_nothing(tmp_pat
     assert proc.returncode == 128 + signal.SIGTERM, out[-2000:]
     time.sleep(1)  # a grading left running would still be making files here
     assert sorted(p.name for p in tmp.iterdir()) == [], out[-2000:]
+
+
+# ---- what compare reads: a folder, a folder inside one folder, a .zip --------------------
+
+
+def _cs336_repository(dest: Path) -> Path:
+    (dest / "tests").mkdir(parents=True)
+    (dest / "cs336_basics").mkdir()
+    (dest / "cs336_basics" / "__init__.py").write_text("")
+    (dest / "tests" / "adapters.py").write_text("def run_train_bpe(input_path, vocab_size, special_tokens, **kwargs):\n    raise NotImplementedError\n")
+    return dest
+
+
+@pytest.mark.parametrize("shape", ["folder", "inside one folder", "zip of a folder inside one folder"])
+def test_compare_grades_a_zip_or_a_wrapped_folder_as_grade_would_with_its_layouts_policy(tmp_path, monkeypatch, capsys, shape):
+    import shutil
+
+    from grader.policies import policy_path
+
+    repo = _cs336_repository(tmp_path / "upload" / "assignment1-basics" if shape != "folder" else tmp_path / "upload")
+    given = tmp_path / "upload"
+    if shape.startswith("zip"):
+        given = Path(shutil.make_archive(str(tmp_path / "alice"), "zip", tmp_path / "upload"))
+    seen = {}
+
+    def fake_compare(submission, config, tests, max_time):
+        seen.update(folder=Path(submission), cs336=(Path(submission) / "tests" / "adapters.py").is_file(),
+                    policy=policy_path(config, Path(submission)).name)
+        return grade_report_from_data(passing(one_bug())), grade_report_from_data(passing(one_bug()))
+
+    monkeypatch.setattr(C, "compare", fake_compare)
+    assert C.main(given, None, None, None, 60.0) == 0
+    assert seen["cs336"] and seen["policy"] == "grading-cs336.yaml", seen
+    assert not shape.startswith("zip") or not seen["folder"].exists()  # the extraction is gone
+    assert given.stem in capsys.readouterr().out
+
+
+def test_compare_of_a_zip_that_cannot_be_read_says_why_in_one_line(tmp_path, capsys):
+    bad = tmp_path / "bob.zip"
+    bad.write_bytes(b"PK\x03\x04 not a zip")
+    assert C.main(bad, None, None, None, 60.0) == 2
+    err = capsys.readouterr().err.strip().splitlines()
+    assert len(err) == 1 and err[0].startswith("compare: bob.zip: "), err
