@@ -16,6 +16,7 @@ LIMIT_MARKERS = (
     ("file size limit", "file size limit of"),
     ("output limit", "[output truncated:"),
     ("reply limit", "sent a reply"),
+    ("process limit", "processes and threads besides one per core"),  # sandbox/student_errors.py
     (TIME_BUDGET, "the grading's time budget of"),  # not reached, not finished (grader.grading_plugin)
     ("not called again", "; this test calls it, so it fails at once"),  # harness/breaker.py
     ("worker died", "the worker running your code died"),

@@ -29,7 +29,7 @@ KNOWN_BUG_PREFIX = "this matches a known bug: "
 TEST_TIME, CALL_TIME, GRADING_TIME, TIME_BUDGET = "test time limit", "call time limit", "grading time limit", "time budget"
 LIMITS = (
     TEST_TIME, CALL_TIME, "CPU time limit", "memory limit", "file size limit", "output limit", "reply limit",
-    GRADING_TIME, TIME_BUDGET, "not called again", "worker died", "worker exited", "worker stopped answering",
+    "process limit", GRADING_TIME, TIME_BUDGET, "not called again", "worker died", "worker exited", "worker stopped answering",
 )
 
 

@@ -162,7 +162,9 @@ def _drop_user(config: dict, done: dict) -> None:
 
 
 def _limit_processes(limits: dict, uid: int | None, nproc_extra: int | None, notes: list[str]) -> None:
-    """``RLIMIT_NPROC``: ``limits.max_processes`` more than this user id already runs."""
+    """``RLIMIT_NPROC``: ``limits.max_processes`` and one per core of the machine more than
+    this user id already runs: a process pool of the default size (``multiprocessing.Pool()``,
+    ``os.cpu_count()`` processes) fits on any grading machine, as on its author's."""
     if not limits.get("max_processes"):
         return
     if os.getuid() == 0:
@@ -171,7 +173,7 @@ def _limit_processes(limits: dict, uid: int | None, nproc_extra: int | None, not
     # the limit counts every process of this user id; with a dedicated id that is the
     # worker's own processes, otherwise the grader's user already has some
     extra = 0 if uid is not None else (nproc_extra if nproc_extra is not None else _count_processes(os.getuid()))
-    _setlimit(notes, "RLIMIT_NPROC", extra + int(limits["max_processes"]))
+    _setlimit(notes, "RLIMIT_NPROC", extra + int(limits["max_processes"]) + (os.cpu_count() or 1))
 
 
 def _count_processes(uid: int) -> int:

@@ -19,7 +19,9 @@ class IsolationLimits:
         "policy": "megabytes of memory for each of the worker's processes, and for all of them together"})
     cpu_seconds: int = field(default=600, metadata={  # RLIMIT_CPU
         "policy": "CPU seconds over the worker's life (it is restarted after a kill)"})
-    max_processes: int = field(default=64, metadata={"policy": "processes and threads of the worker"})  # RLIMIT_NPROC
+    max_processes: int = field(default=64, metadata={  # RLIMIT_NPROC, with one per core more (sandbox.confine)
+        "policy": "processes and threads of the worker, besides one per core of the machine (a process pool of the "
+                  "default size fits on any machine)"})
     output_bytes: int = field(default=1_000_000, metadata={
         "policy": "bytes of what the submission prints that are kept; the rest is counted and dropped"})
     file_bytes: int = 256 << 20  # RLIMIT_FSIZE

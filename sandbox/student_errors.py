@@ -38,6 +38,17 @@ def compiled_code(message: str) -> str:
     return message if found is None else message.replace(found.group(0), COMPILED_MESSAGE.format(found.group(1)))
 
 
+# what Python says when the kernel refuses a new process (fork: EAGAIN) or thread
+_NO_PROCESS = re.compile(r"^\[Errno 11\] Resource temporarily unavailable|^can't start new thread")
+PROCESS_LIMIT_NOTE = ("grading runs your code with at most {} processes and threads besides one per core of the machine "
+                      "(grading.yaml isolation.max_processes): a pool of os.cpu_count() processes fits, a larger one may not")
+
+
+def process_limit_note(message: str, max_processes: int) -> str | None:
+    """The note for a submission's failure to start a process or thread at the process limit."""
+    return PROCESS_LIMIT_NOTE.format(max_processes) if max_processes and _NO_PROCESS.search(message) else None
+
+
 class _KeyError(KeyError):
     """A submission's ``KeyError``, rebuilt from its message: ``str(KeyError(50257))`` is
     ``50257`` already, and ``KeyError("50257")`` would show it quoted again, ``KeyError:
@@ -81,6 +92,9 @@ def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException
                 break
             except Exception:
                 continue
+    limit = process_limit_note(message, proc.limits.max_processes)
+    if limit is not None:
+        err.add_note(limit)
     if tb:
         err.add_note(f"raised by {shown} in the isolated worker:\n{tb.rstrip()}")
     out = proc.output_since(mark)
