@@ -5,11 +5,13 @@ in a row, or in tests that took a fifth of the budget in all, so that the tests 
 functions keep their time. Correct but slow code then lost tests it would have passed: an
 encoder applying every GPT-2 merge to every pre-token timed out on two large inputs, and 25
 tests were refused, 24 of them of small inputs it passes in seconds each, with 204 s of the
-budget left unused (94.52 of 100; 97.03 with the second chance). So once every other test has run, a tripped function that had returned in some test
-(slow, not stuck: :meth:`harness.breaker.Breaker.pardon`) is called again: its refused tests
-run in their order, each with its limit cut to :data:`grader.budget.SECOND_CHANCE` seconds,
-under the deadline as ever, and the breaker's rule of tests in a row still holds. Each case
-starts over, its ``second_chance`` property naming why it was refused
+budget left unused (94.52 of 100; 97.03 with the second chance).
+
+So once every other test has run, a tripped function that had returned in some test (slow,
+not stuck: :meth:`harness.breaker.Breaker.pardon`) is called again: its refused tests run in
+their order, each with its limit cut to :data:`grader.budget.SECOND_CHANCE` seconds, under
+the deadline as ever, and the breaker's rule of tests in a row still holds. Each case starts
+over, its ``second_chance`` property naming why it was refused
 (:func:`grader.report.breaker_notes` sums them up). A function that never returned is not
 called again: code stuck everywhere costs no more time than before.
 """
