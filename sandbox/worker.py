@@ -66,6 +66,16 @@ class Aborted(BaseException):
 SHORTEN: list[tuple[str, str]] = []  # (sandbox prefix, what a student reads instead), set by main
 
 
+def shortened(code_dir: str, harness_dir: str) -> list[tuple[str, str]]:
+    """What :func:`unsandboxed` replaces, longest first: the submission's folder (its files
+    read relative to it), the grader's, the installed packages' (``<site-packages>/``) and the
+    standard library's (``<python>/``): no path of the grading machine reaches a student."""
+    pairs = [(code_dir.rstrip("/") + "/", ""), (harness_dir.rstrip("/") + "/", "<grader>/"),
+             (os.path.dirname(os.__file__).rstrip("/") + "/", "<python>/")]
+    pairs += [(p.rstrip("/") + "/", "<site-packages>/") for p in sys.path if p.endswith(("site-packages", "dist-packages"))]
+    return sorted(pairs, key=lambda pair: -len(pair[0]))
+
+
 def unsandboxed(text: str) -> str:
     """``text`` with the worker's sandbox paths made relative to the submission."""
     for prefix, shown in SHORTEN:
@@ -260,7 +270,7 @@ def main(config: dict) -> None:
     channel.recv()  # "go": the grader has read from /proc how this process is confined
     clean_import_state(config["code_dir"], config["harness_dir"], config.get("python_path"))
     forbid(list(config.get("forbidden", [])))
-    SHORTEN[:] = [(config["code_dir"].rstrip("/") + "/", ""), (config["harness_dir"].rstrip("/") + "/", "<grader>/")]
+    SHORTEN[:] = shortened(config["code_dir"], config["harness_dir"])
     os.chdir(config["work_dir"])
     worker = Worker(config, channel)
     try:

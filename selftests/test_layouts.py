@@ -22,6 +22,7 @@ import importlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import sys
 from concurrent.futures import ThreadPoolExecutor
@@ -622,3 +623,28 @@ def test_an_import_failure_names_a_requires_python_that_excludes_the_grading_pyt
     hint = (f"grading runs Python {major}.{minor}.{micro}; the submission's pyproject.toml requires Python {wanted}: "
             "code that needs a newer Python fails here for that reason alone; grade with a Python it accepts")
     assert (hint in message) is excluded, message
+
+
+def test_tracebacks_name_the_standard_library_and_installed_packages_without_the_machines_paths(tmp_path):
+    sub = build("cs336", tmp_path / "sub")
+    (sub / "cs336_basics" / "bpe_tokenizer.py").write_text(
+        "import json\n\nimport regex\n\n\nclass BPETokenizer:\n    def __init__(self, vocab, merges, special_tokens=None):\n"
+        "        regex.compile('(') if special_tokens else json.loads('{')\n"
+    )
+    from sandbox.backend import WorkerBackend
+
+    backend = WorkerBackend("student", sub)
+    try:
+        impl = Implementation(backend)
+        shown = []
+        for specials in (None, ["<s>"]):
+            with pytest.raises(Exception) as err:
+                impl.get_tokenizer({0: b"a"}, [], specials)
+            shown.append("\n".join(getattr(err.value, "__notes__", [])))
+        assert 'File "<python>/json/decoder.py"' in shown[0], shown[0]
+        assert 'File "<site-packages>/regex/' in shown[1], shown[1]
+        for notes in shown:
+            assert 'File "cs336_basics/bpe_tokenizer.py", line 8' in notes, notes
+            assert not re.search(r'File "/', notes), notes  # no absolute path of the grading machine
+    finally:
+        backend.close()
