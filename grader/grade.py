@@ -12,12 +12,11 @@ from __future__ import annotations
 
 import importlib.util
 import os
-import signal
 import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
 from harness import ROOT, gpt2_cache, hash_seed, use_shared_tiktoken_cache
@@ -36,10 +35,10 @@ from .journal import journal_path, replay
 from .report import GRADING_TIME, GradeReport, ReportError, RunReport, breaker_notes, read_run_report, share_notes, write_grade_report
 from .formats import failure_json, gradescope_json, plain_report, table, write_json, write_junit
 from .scoring import score_report
+from .stopping import RunStopped, Stopped, StopSignals, hold_signals
 
 EXIT_OK, EXIT_HARNESS, EXIT_CONFIG = 0, 1, 2
 STOP_GRACE = 5.0  # seconds the test run gets to stop its workers when stopped (then SIGKILL)
-STOP_SIGNALS = (signal.SIGTERM, signal.SIGINT)
 # of the time budget: the last WRAP_UP seconds are for stopping the test run and writing the results; the test run
 # itself aims to end RUN_MARGIN seconds before that (its last test cut short, the rest not reached). Both at most a
 # tenth of the budget.
@@ -50,62 +49,6 @@ PEAK_EVERY = 0.5  # seconds between readings of the test run's peak memory
 # run, and pytest does not rewrite the asserts of every autoloaded distribution's modules (all of hypothesis: ~1.5 s
 # of CPU per grading, redone every time, as the run writes no bytecode)
 SUITE_PLUGINS = ("pytest_timeout", "_hypothesis_pytestplugin")
-
-
-@dataclass(frozen=True)
-class RunStopped:
-    """Why ``grade`` stopped the test run before it ended: at its time budget (``signal``
-    None), or because ``grade`` got SIGTERM or SIGINT."""
-
-    reason: str  # "grading stopped after 60 s, its time budget"
-    signal: int | None = None
-
-    @property
-    def at_budget(self) -> bool:
-        return self.signal is None
-
-
-class Stopped(BaseException):
-    """``grade`` got SIGTERM or SIGINT: the test run is stopped and the results are written
-    from what it finished."""
-
-    def __init__(self, signum: int) -> None:
-        super().__init__(signum)
-        self.signum = signum
-        self.name = signal.Signals(signum).name
-
-
-def _stop_signal(signum, frame) -> None:
-    for sig in STOP_SIGNALS:  # the first one stops the grading; the rest cannot break the wrap-up
-        signal.signal(sig, signal.SIG_IGN)
-    raise Stopped(signum)
-
-
-class _StopSignals:
-    """SIGTERM and SIGINT raise :class:`Stopped` while the grading runs (in the main thread;
-    elsewhere they keep their handlers); the previous handlers come back at the end."""
-
-    def __enter__(self) -> None:
-        self.previous = {}
-        try:
-            for sig in STOP_SIGNALS:
-                self.previous[sig] = signal.signal(sig, _stop_signal)
-        except ValueError:  # not the main thread
-            pass
-
-    def __exit__(self, *exc) -> None:
-        for sig, handler in self.previous.items():
-            signal.signal(sig, handler)
-
-
-def _hold_signals() -> None:
-    """The test run is over: SIGTERM and SIGINT no longer interrupt the wrap-up (scoring and writing the results take
-    a second); :class:`_StopSignals` restores them at the end."""
-    try:
-        for sig in STOP_SIGNALS:
-            signal.signal(sig, signal.SIG_IGN)
-    except ValueError:  # not the main thread
-        pass
 
 
 def _process_age() -> float:
@@ -233,7 +176,7 @@ def grade(req: GradeRequest) -> int:
     """Grade one submission; returns the exit status (0 whenever grading completed; 128 + the
     signal's number when SIGTERM or SIGINT stopped it, results written all the same)."""
     started = time.monotonic() - _process_age()
-    with _StopSignals():
+    with StopSignals():
         try:
             return _grade(req, started)
         except Stopped as stop:  # before or after the test run: nothing graded, or nothing lost
@@ -340,7 +283,7 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float, pac
         with open(log_path, "w", encoding="utf-8") as log:
             try:
                 code = run_tests(cmd, env, log, req, started, peak)
-                _hold_signals()
+                hold_signals()
             finally:  # whatever the test run left running or on disk, if it died without cleaning up
                 leftovers.sweep(Path(tmp))
         try:
