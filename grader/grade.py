@@ -84,8 +84,13 @@ def suite_env(seed: int) -> dict[str, str]:
     in-process as isolated, so the score does too. A bug that depends on that order may pass
     under one seed: the set-order test of special tokens catches the common one whatever the
     seed, and grading with other ``--seed`` values varies the order."""
-    return child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # see SUITE_PLUGINS
-                     PYTHONHASHSEED=hash_seed(seed))
+    # it works in a temporary folder (_run_suite), the harness imported from the checkout (the
+    # workers' own path leaves PYTHONPATH out: sandbox.pyenv) and Hypothesis's tables kept there
+    # (grader/hypothesis_tables.py), as when it worked in the checkout
+    env = child_env(PYTHONDONTWRITEBYTECODE="1", PYTEST_DISABLE_PLUGIN_AUTOLOAD="1",  # see SUITE_PLUGINS
+                    PYTHONHASHSEED=hash_seed(seed), PYTHONPATH=str(ROOT))
+    env.setdefault("HYPOTHESIS_STORAGE_DIRECTORY", str(ROOT / ".hypothesis"))
+    return env
 
 
 def suite_plugin_options() -> list[str]:
@@ -116,13 +121,14 @@ def pytest_command(req: GradeRequest, policy: Path, report: Path, seed: int, pat
     return cmd
 
 
-def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float, peak: list[float]) -> int | RunStopped:
-    """Run the pytest command; its exit status, or why it was stopped (at the end of the time
+def run_tests(cmd: list[str], env: dict, log, req: GradeRequest, started: float, peak: list[float],
+              cwd: Path = ROOT) -> int | RunStopped:
+    """Run the pytest command in ``cwd``; its exit status, or why it was stopped (at the end of the time
     budget ``req.max_time`` less its wrap-up, or by a signal to ``grade``): SIGTERM first (the grading plugin then stops its workers
     and removes their sandboxes), SIGKILL after ``STOP_GRACE`` seconds. ``peak[0]`` gets its peak
     memory (MB) read from outside, true even if it is killed before reporting its own."""
     proc = subprocess.Popen(
-        cmd, cwd=ROOT, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL, stdin=subprocess.DEVNULL,
+        cmd, cwd=cwd, env=env, stdout=log, stderr=None if not req.quiet else subprocess.DEVNULL, stdin=subprocess.DEVNULL,
     )
     try:
         while True:
@@ -279,10 +285,12 @@ def _run_suite(req: GradeRequest, config: Config, seed: int, started: float, pac
         run_ends = started + req.max_time - _share(WRAP_UP, req.max_time) - _share(RUN_MARGIN, req.max_time)
         cmd += ["--grading-deadline", f"{time.time() + run_ends - time.monotonic():.3f}", "--grading-budget", f"{req.max_time:g}"]
         env[leftovers.STATE_ENV] = tmp
+        work = Path(tmp) / "work"  # the run's working folder: what the submission writes by a relative name in-process goes with it
+        work.mkdir()
         peak = [0.0]
         with open(log_path, "w", encoding="utf-8") as log:
             try:
-                code = run_tests(cmd, env, log, req, started, peak)
+                code = run_tests(cmd, env, log, req, started, peak, cwd=work)
                 hold_signals()
             finally:  # whatever the test run left running or on disk, if it died without cleaning up
                 leftovers.sweep(Path(tmp))
