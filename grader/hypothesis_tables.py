@@ -3,7 +3,8 @@
 The first text a process draws with Hypothesis makes it compute its tables of Unicode
 categories and of what UTF-8 encodes, over every code point (2.5 s of CPU, 2026-11-27), and
 keep them in the storage folder, ``.hypothesis`` in the working folder, for the processes
-after it. A grading's test run draws text from its working folder, the grader's root. Where
+after it. A grading's test run keeps them in the grader's root (``grader.grade.suite_env``
+sets ``HYPOTHESIS_STORAGE_DIRECTORY``; the run itself works in a temporary folder). Where
 every grading starts from a fresh copy of that root (a Gradescope container, made from the
 image ``setup.sh`` built), each would compute them again: ``setup.sh`` runs this once, in
 the root, so that the image holds them. Public API only: one example of ``st.text()``.
