@@ -104,14 +104,16 @@ Tokenizer.encode = _encode
 """
 SECOND_CHANCE_POLICY = """\
 version: 1
-timeout: 4
+timeout: 15
 groups:
   - name: tokenizer
     points: 100
     select: ["tests/public/test_tokenizer.py::*", "tests/public/test_tiktoken_agreement.py::*"]
 """
-# in this order: a call that returns, the fixture files (two time out: 8 s, the lost-seconds
-# limit of a 40 s budget; the third refused), then the short texts (refused)
+# in this order: a call that returns, the fixture files (two time out: 30 s, the lost-seconds
+# limit of a 150 s budget; the third refused), then the short texts (refused). Run again, the
+# third fixture file (the first of its file: its own 15 s, to make the GPT-2 tokenizer again)
+# times out, and the short texts (10 s each) pass.
 SECOND_CHANCE_TESTS = [
     "tests/public/test_tokenizer.py::test_encode_of_empty_text_is_empty_list",
     "tests/public/test_tiktoken_agreement.py::test_ids_match_tiktoken_gpt2_on_fixture_file",
@@ -133,7 +135,7 @@ def test_tests_refused_for_a_slow_function_run_again_once_every_other_test_has(t
                   (Append("tokenizer.py", SLOW_ON_LARGE_INPUTS, ("Tokenizer",)),))
     (tmp_path / "grading.yaml").write_text(SECOND_CHANCE_POLICY, encoding="utf-8")
     run = run_grade(tmp_path / "out", submission=build(slow, tmp_path / "submission"), config=tmp_path / "grading.yaml",
-                    tests=SECOND_CHANCE_TESTS, max_time=40, quiet=True, self_checked=True, report=True)
+                    tests=SECOND_CHANCE_TESTS, max_time=150, quiet=True, self_checked=True, report=True)
     cases = {t["nodeid"].split("::", 1)[1]: t for t in json.loads(run.report.read_text(encoding="utf-8"))["tests"]}
     assert cases, run.context()
     fixtures = {k: t for k, t in cases.items() if "fixture_file" in k}
@@ -143,6 +145,6 @@ def test_tests_refused_for_a_slow_function_run_again_once_every_other_test_has(t
     assert cases["test_encode_of_empty_text_is_empty_list"]["outcome"] == "passed", run.context()
     assert all(t["outcome"] == "failed" for t in fixtures.values()), run.context()
     notes = run.results["output"]
-    assert (f"get_tokenizer(...).encode ran into limits in tests that took 8 s in all; having returned in other tests, it was "
+    assert (f"get_tokenizer(...).encode ran into limits in tests that took 30 s in all; having returned in other tests, it was "
             f"called again once every other test had run: {len(short)} of the {len(short) + 1} tests refused meanwhile passed then") in notes, run.context()
     assert "time budget" not in notes, run.context()
