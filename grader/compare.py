@@ -371,24 +371,25 @@ def main(submission: Path | None, html_path: Path | None, config: Path | None, t
         from .compare_class import main_batch
 
         return main_batch(Path(batch), html_path, config, tests, max_time)
-    if submission is None or not (Path(submission).is_dir() or Path(submission).suffix.lower() == ".zip" and Path(submission).is_file()):
+    from .intake import Rejected, extracted, is_upload, unwrap_submission
+
+    if submission is None or not (Path(submission).is_dir() or is_upload(Path(submission))):
         print(f"compare: {submission} is not a folder or a .zip", file=sys.stderr)
         return 2
     if (Path(submission) / "reports").is_dir() and (Path(submission) / "grades.csv").is_file():
         print(f"compare: {submission} is a batch output folder; use --batch {submission}", file=sys.stderr)
         return 2
     from .compare_html import page
-    from .intake import Rejected, submission_folder
     from .policies import policy_titles
 
     try:  # graded as grade grades it: a .zip extracted, everything inside one folder unwrapped
-        with submission_folder(Path(submission)) as folder:
-            sub, ref = compare(folder, config, tests, max_time)
+        with extracted(Path(submission)) as folder:
+            sub, ref = compare(unwrap_submission(folder)[0], config, tests, max_time)
     except Rejected as err:
         print(f"compare: {Path(submission).name}: {err}", file=sys.stderr)
         return 2
-    name = Path(submission).resolve().name
-    c = build(sub, ref, name[:-4] if name.lower().endswith(".zip") else name, policy_titles(config))
+    given = Path(submission).resolve()
+    c = build(sub, ref, given.stem if is_upload(given) else given.name, policy_titles(config))
     print(terminal(c, every_case))
     if html_path is not None:
         html_path.parent.mkdir(parents=True, exist_ok=True)

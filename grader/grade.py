@@ -10,6 +10,7 @@ Gradescope and CI runners send), from the journal of the tests finished before
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import os
 import subprocess
@@ -27,7 +28,7 @@ from . import redact
 from .config import DEFAULT_PATHS, Config, ConfigError, load_config, write_policy
 from .guide import look_here
 from .install import Installation, for_grading, installing
-from .intake import CS336_EXTRA, Rejected, extract_upload, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
+from .intake import CS336_EXTRA, Rejected, extracted, is_upload, submission_notes, unwrap_submission, unwrapped_note  # noqa: F401  (CS336_EXTRA re-exported)
 from .policies import DEFAULT_POLICY
 from .request import GradeRequest  # noqa: F401  (the request grade takes; re-exported)
 from .request import stop_process
@@ -192,7 +193,7 @@ def grade(req: GradeRequest) -> int:
 
 
 def _grade(req: GradeRequest, started: float) -> int:
-    if req.submission is not None and req.submission.suffix.lower() == ".zip" and req.submission.is_file():
+    if req.submission is not None and is_upload(req.submission):
         return _grade_upload(req, started)
     name = req.seed_name()  # seeds per-submission cases
     if req.submission is not None and not req.unwrapped:  # everything inside one folder: graded from it, as batch does, and said
@@ -231,9 +232,9 @@ def _grade(req: GradeRequest, started: float) -> int:
 
 def _grade_upload(req: GradeRequest, started: float) -> int:
     """A .zip of a submission, as batch takes them: graded from its safe extraction (removed afterwards)."""
-    with tempfile.TemporaryDirectory(prefix="bpe-upload-") as tmp:
+    with contextlib.ExitStack() as stack:
         try:
-            folder = extract_upload(req.submission, Path(tmp))
+            folder = stack.enter_context(extracted(req.submission))
         except Rejected as err:
             return fail(req, f"{req.submission.name}: {err}", EXIT_HARNESS, started)
         _say(req, f"{req.submission.name}: extracted into a temporary folder (removed afterwards), graded as {folder.name}/")

@@ -254,16 +254,21 @@ def unwrap_submission(folder: Path) -> tuple[Path, str | None]:
 CS336_EXTRA = ("psutil", "numpy", "tqdm", "einops", "typing_extensions")
 
 
+def is_upload(given: Path) -> bool:
+    """Whether ``given`` is a .zip of a submission (graded from its extraction), not a folder."""
+    return given.suffix.lower() == ".zip" and given.is_file()
+
+
 @contextlib.contextmanager
-def submission_folder(given: Path) -> Iterator[Path]:
-    """The folder ``grade`` would grade for ``given``: a folder, or a .zip's safe extraction
-    (:func:`extract_upload`, into a temporary folder removed afterwards), then unwrapped
-    (:func:`unwrap_submission`). ``Rejected`` when a .zip cannot be graded."""
-    if given.suffix.lower() != ".zip" or given.is_dir():
-        yield unwrap_submission(given)[0]
+def extracted(given: Path) -> Iterator[Path]:
+    """``given`` itself, or for an upload (:func:`is_upload`) its safe extraction
+    (:func:`extract_upload`) into a temporary folder removed afterwards. ``Rejected`` when a
+    .zip cannot be graded."""
+    if not is_upload(given):
+        yield given
         return
     with tempfile.TemporaryDirectory(prefix="bpe-upload-") as tmp:
-        yield unwrap_submission(extract_upload(given, Path(tmp)))[0]
+        yield extract_upload(given, Path(tmp))
 
 
 def unwrapped_note(req) -> list[str]:
