@@ -30,10 +30,16 @@ def describe(pid: int, started: int, init_pid: int | None, root: Path, info: dic
     shared = [what for what in shared if not (refused and what == "network")]
     if not shared:
         return line + (refused + " and own IPC namespace" if refused else "; own network (loopback only) and IPC namespaces")
-    notes = info.get("notes") if type(info.get("notes")) is list else []
-    why = "; ".join(str(n) for n in notes if ("network" in str(n) or "IPC" in str(n)) and n != lockdown.NO_NETWORK)[:300]
+    why = "; ".join(str(n) for n in _reasons(info) if "network" in str(n) or "IPC" in str(n))[:300]
     line = line if line.startswith("weak") else "weak: " + line
     return line + refused + f"; shares the machine's {' and '.join(shared)}" + (f" ({why})" if why else "")
+
+
+def _reasons(info: dict) -> list:
+    """The worker's notes that can explain a weakness: all it said, but the line saying its
+    seccomp filter refuses sockets (:data:`sandbox.lockdown.NO_NETWORK`: a strength)."""
+    notes = info.get("notes")
+    return [n for n in notes if n != lockdown.NO_NETWORK] if type(notes) is list else []
 
 
 def _confinement(pid: int, started: int, init_pid: int | None, root: Path, info: dict) -> str:
@@ -51,8 +57,7 @@ def _confinement(pid: int, started: int, init_pid: int | None, root: Path, info:
             "own user, mount and pid namespaces (not root), private root directory "
             "(the system, Python and the sandbox only)"
         )
-    notes = [n for n in info.get("notes") if n != lockdown.NO_NETWORK] if type(info.get("notes")) is list else []
-    why = "; ".join(str(n) for n in notes[:3])[:300]
+    why = "; ".join(str(n) for n in _reasons(info)[:3])[:300]
     if uid != os.geteuid() and type(info.get("closed")) is list and info["closed"]:
         return (
             "own user id; no private root directory here, so the harness folders are closed to "
