@@ -37,7 +37,7 @@ from mutants.catalogue import by_name
 
 from .support import build_layout as build
 from .prefetch import prefetched
-from .support import LAYOUT_FIXTURES, GradeRun, folder_on_checkouts_file_system, record_adapter_calls, run_grade
+from .support import LAYOUT_FIXTURES, GradeRun, folder_on_checkouts_file_system, implementation_of, record_adapter_calls, run_grade
 
 pytestmark = [
     pytest.mark.skipif(sys.platform != "linux", reason="isolated grading needs Linux"),
@@ -631,20 +631,14 @@ def test_tracebacks_name_the_standard_library_and_installed_packages_without_the
         "import json\n\nimport regex\n\n\nclass BPETokenizer:\n    def __init__(self, vocab, merges, special_tokens=None):\n"
         "        regex.compile('(') if special_tokens else json.loads('{')\n"
     )
-    from sandbox.backend import WorkerBackend
-
-    backend = WorkerBackend("student", sub)
-    try:
-        impl = Implementation(backend)
-        shown = []
+    shown = []
+    with implementation_of(sub, True) as impl:
         for specials in (None, ["<s>"]):
             with pytest.raises(Exception) as err:
                 impl.get_tokenizer({0: b"a"}, [], specials)
             shown.append("\n".join(getattr(err.value, "__notes__", [])))
-        assert 'File "<python>/json/decoder.py"' in shown[0], shown[0]
-        assert 'File "<site-packages>/regex/' in shown[1], shown[1]
-        for notes in shown:
-            assert 'File "cs336_basics/bpe_tokenizer.py", line 8' in notes, notes
-            assert not re.search(r'File "/', notes), notes  # no absolute path of the grading machine
-    finally:
-        backend.close()
+    assert 'File "<python>/json/decoder.py"' in shown[0], shown[0]
+    assert 'File "<site-packages>/regex/' in shown[1], shown[1]
+    for notes in shown:
+        assert 'File "cs336_basics/bpe_tokenizer.py", line 8' in notes, notes
+        assert not re.search(r'File "/', notes), notes  # no absolute path of the grading machine
