@@ -29,6 +29,19 @@ def apply(f, operation: tuple) -> object:
     return getattr(f, name)(size)
 
 
+def test_a_closed_file_refuses_to_be_read_as_a_closed_text_file_does():
+    ours, oracle = ChunkFile(iter(["a\n", "b"])), io.StringIO("a\nb")
+    for f in (ours, oracle):
+        with f:
+            assert f.readline() == "a\n" and not f.closed
+        assert f.closed
+    for read in (lambda f: f.read(), lambda f: f.readline(), next):
+        with pytest.raises(ValueError, match="closed file"):
+            read(oracle)
+        with pytest.raises(ValueError, match="closed file"):
+            read(ours)
+
+
 @settings(max_examples=200, deadline=None)
 @given(st.text(alphabet="ab\n é", max_size=40), st.lists(OPERATION, max_size=12))
 def test_a_file_of_a_texts_lines_reads_as_the_text_does(text, operations):
@@ -68,3 +81,38 @@ def test_an_encode_iterable_reading_blocks_from_an_open_file_gets_its_text(tmp_p
             assert list(tok.encode_iterable(f)) == [ord(c) for c in text]
         with pytest.raises(AttributeError):  # a generator is no file, in either
             list(tok.encode_iterable(iter(text.splitlines(keepends=True))))
+
+
+# A stream that takes either a text file (read in blocks) or an iterable of strings, telling
+# them apart as much code does: by the file's type.
+BY_TYPE = """
+import io
+
+
+class Tokenizer:
+    def encode_iterable(self, source):
+        \"\"\"One id per character; a text file is read in blocks, anything else iterated.\"\"\"
+        if not isinstance(source, io.TextIOBase) or not isinstance(source, io.IOBase):
+            raise TypeError(f"expected a text file, got {type(source).__name__}")
+        with source:
+            while block := source.read(5):
+                yield from (ord(c) for c in block)
+        assert source.closed
+
+
+def get_tokenizer(vocab, merges, special_tokens=None):
+    return Tokenizer()
+"""
+
+
+@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
+def test_an_encode_iterable_telling_a_file_by_its_type_gets_its_text(tmp_path, isolate):
+    sub = tmp_path / "sub"
+    (sub / "student").mkdir(parents=True)
+    (sub / "adapters.py").write_text(BY_TYPE)
+    text = "first line\nsecond, longer line\n\nlast"
+    (tmp_path / "text.txt").write_text(text)
+    with implementation_of(sub, isolate) as impl:
+        tok = impl.get_tokenizer({}, [], None)
+        with open(tmp_path / "text.txt", encoding="utf-8") as f:
+            assert list(tok.encode_iterable(f)) == [ord(c) for c in text]
