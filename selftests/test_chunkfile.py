@@ -52,67 +52,51 @@ def test_a_file_of_a_texts_lines_reads_as_the_text_does(text, operations):
     assert ours.read() == oracle.read()
 
 
-ADAPTERS = '''
+# Streams that need a text file, each one id per character: one reads it in blocks, the other
+# tells it from other iterables by its type (``io.TextIOBase``, as much code does) and closes it
+# with ``with``. A generator is no file: each fails on one alike in-process and isolated.
+READS_BLOCKS = """
 class Tokenizer:
     def encode_iterable(self, text_file):
-        """Reads its input in blocks, as from a file handle: one id per character."""
         while True:
             block = text_file.read(5)
             if not block:
                 return
             yield from (ord(c) for c in block)
-
-
-def get_tokenizer(vocab, merges, special_tokens=None):
-    return Tokenizer()
-'''
-
-
-@pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
-def test_an_encode_iterable_reading_blocks_from_an_open_file_gets_its_text(tmp_path, isolate):
-    sub = tmp_path / "sub"
-    (sub / "student").mkdir(parents=True)
-    (sub / "adapters.py").write_text(ADAPTERS)
-    text = "first line\nsecond, longer line\n\nlast"
-    (tmp_path / "text.txt").write_text(text)
-    with implementation_of(sub, isolate) as impl:
-        tok = impl.get_tokenizer({}, [], None)
-        with open(tmp_path / "text.txt", encoding="utf-8") as f:
-            assert list(tok.encode_iterable(f)) == [ord(c) for c in text]
-        with pytest.raises(AttributeError):  # a generator is no file, in either
-            list(tok.encode_iterable(iter(text.splitlines(keepends=True))))
-
-
-# A stream that takes either a text file (read in blocks) or an iterable of strings, telling
-# them apart as much code does: by the file's type.
-BY_TYPE = """
+"""
+TELLS_BY_TYPE = """
 import io
 
 
 class Tokenizer:
     def encode_iterable(self, source):
-        \"\"\"One id per character; a text file is read in blocks, anything else iterated.\"\"\"
         if not isinstance(source, io.TextIOBase) or not isinstance(source, io.IOBase):
             raise TypeError(f"expected a text file, got {type(source).__name__}")
         with source:
             while block := source.read(5):
                 yield from (ord(c) for c in block)
         assert source.closed
-
+"""
+GET_TOKENIZER = """
 
 def get_tokenizer(vocab, merges, special_tokens=None):
     return Tokenizer()
 """
+STREAMS = {"reads_blocks": (READS_BLOCKS, AttributeError), "tells_by_type": (TELLS_BY_TYPE, TypeError)}
 
 
 @pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
-def test_an_encode_iterable_telling_a_file_by_its_type_gets_its_text(tmp_path, isolate):
+@pytest.mark.parametrize("stream", STREAMS)
+def test_an_encode_iterable_needing_an_open_file_gets_its_text(tmp_path, stream, isolate):
+    code, not_a_file = STREAMS[stream]
     sub = tmp_path / "sub"
     (sub / "student").mkdir(parents=True)
-    (sub / "adapters.py").write_text(BY_TYPE)
+    (sub / "adapters.py").write_text(code + GET_TOKENIZER)
     text = "first line\nsecond, longer line\n\nlast"
     (tmp_path / "text.txt").write_text(text)
     with implementation_of(sub, isolate) as impl:
         tok = impl.get_tokenizer({}, [], None)
         with open(tmp_path / "text.txt", encoding="utf-8") as f:
             assert list(tok.encode_iterable(f)) == [ord(c) for c in text]
+        with pytest.raises(not_a_file):
+            list(tok.encode_iterable(iter(text.splitlines(keepends=True))))
