@@ -87,6 +87,13 @@ TRAINING: tuple[Mutant, ...] = (
         ("while len(merges) < n_merges:", "while len(merges) <= n_merges:"),
     ),
     trainer(
+        "zero_count_pairs_merged",
+        "pair counts that fall to zero stay among the candidates (counts updated after each merge, "
+        "zero entries never removed), so once no pair is left training goes on merging pairs that "
+        "no longer occur instead of stopping early.",
+        ("live = [p for p, n in counts.items() if n > 0]", "live = list(counts)"),
+    ),
+    trainer(
         "vocab_size_ignores_specials",
         "the number of merges is vocab_size - 256, forgetting that the special tokens also take "
         "vocabulary slots.",
