@@ -84,6 +84,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "counts_not_updated_after_merge": ("*pair_counts*",),
     "pair_between_occurrences_subtracted_twice": ("*pair_counts*",),
     "one_merge_too_many": ("*vocab_size*", "*vocab_layout*", "*stops_early*"),
+    "training_merges_first_occurrence_only": ("*pair_counts*",),
     "zero_count_pairs_merged": ("*stops_early*",),
     "vocab_size_ignores_specials": ("*vocab_size*", "*vocab_layout*"),
     "repeated_specials_not_deduplicated": ("*repeated_special*",),

@@ -87,6 +87,14 @@ TRAINING: tuple[Mutant, ...] = (
         ("while len(merges) < n_merges:", "while len(merges) <= n_merges:"),
     ),
     trainer(
+        "training_merges_first_occurrence_only",
+        "merging a pair inside a pre-token replaces only its first occurrence (a loop that stops "
+        "at the first match), so a pre-token holding the pair twice keeps the second one unmerged.",
+        ("        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1]:\n            out.append(new_id)\n",
+         "        if i + 1 < len(ids) and ids[i] == pair[0] and ids[i + 1] == pair[1] and new_id not in out:\n"
+         "            out.append(new_id)\n"),
+    ),
+    trainer(
         "zero_count_pairs_merged",
         "pair counts that fall to zero stay among the candidates (counts updated after each merge, "
         "zero entries never removed), so once no pair is left training goes on merging pairs that "
