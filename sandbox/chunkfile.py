@@ -20,7 +20,7 @@ class ChunkFile(io.TextIOBase):
         self._chunks: Iterator[str] = iter(chunks)
         self._buffer = ""
 
-    def _open(self) -> None:
+    def _refuse_if_closed(self) -> None:
         if self.closed:
             raise ValueError("I/O operation on closed file.")
 
@@ -33,7 +33,7 @@ class ChunkFile(io.TextIOBase):
         return True
 
     def readline(self, size: int | None = -1) -> str:
-        self._open()
+        self._refuse_if_closed()
         limit = -1 if size is None else size
         while "\n" not in self._buffer and (limit < 0 or len(self._buffer) < limit) and self._more():
             pass
@@ -43,7 +43,7 @@ class ChunkFile(io.TextIOBase):
         return line
 
     def read(self, size: int | None = -1) -> str:
-        self._open()
+        self._refuse_if_closed()
         limit = -1 if size is None else size
         pieces, held = [self._buffer], len(self._buffer)
         while limit < 0 or held < limit:
