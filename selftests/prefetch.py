@@ -13,7 +13,6 @@ way is waited for; one that is done is read. Each set-up runs once a session, wh
 from __future__ import annotations
 
 import shutil
-import tempfile
 import threading
 from collections.abc import Callable, Iterable
 from concurrent.futures import Future, ThreadPoolExecutor
@@ -21,6 +20,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
+from harness.proc_folders import own_folder
 
 from .support import run_grade
 
@@ -126,7 +127,9 @@ class Prefetch:
     thread taking any set-up it needs that the background has not started."""
 
     def __init__(self) -> None:
-        self.base = Path(tempfile.mkdtemp(prefix="bpe-selftests-"))
+        # named after this process: a session killed before it could remove it leaves it, and
+        # the next session removes it (harness.proc_folders)
+        self.base = own_folder("bpe-selftests-")
         self.pool = ThreadPoolExecutor(max_workers=BACKGROUND, thread_name_prefix="prefetch")
         self.futures: dict[Setup, Future] = {}
         self.lock = threading.Lock()

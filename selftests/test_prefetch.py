@@ -1,15 +1,23 @@
 """The selftests' prefetched set-ups (selftests/prefetch.py): each runs once a session,
 whoever asks first, also when two ask at once; one not started yet runs in the caller's thread
-instead of waiting behind others; an error reaches every caller."""
+instead of waiting behind others; an error reaches every caller; the folder of a session
+killed before it could remove it goes when the next session starts."""
 
 from __future__ import annotations
 
+import os
+import subprocess
+import sys
 import threading
 import time
+from pathlib import Path
 
 import pytest
 
+from harness.childenv import child_env
+
 from .prefetch import BACKGROUND, Prefetch
+from .support import ROOT
 
 
 @pytest.fixture
@@ -70,3 +78,24 @@ def test_gradings_by_name_run_once_and_one_not_started_runs_in_the_caller(prefet
         assert calls == [threading.current_thread().name]
     finally:
         release.set()
+
+
+SESSION = """
+import os, signal, sys
+from selftests.prefetch import Prefetch
+p = Prefetch()
+print(p.base, os.path.exists(sys.argv[1]) if len(sys.argv) > 1 else "", flush=True)
+os.kill(os.getpid(), signal.SIGKILL) if len(sys.argv) == 1 else p.close()
+"""
+
+
+def test_the_folder_of_a_killed_session_goes_when_the_next_session_starts(tmp_path):
+    env = child_env(TMPDIR=str(tmp_path))
+    killed = subprocess.run([sys.executable, "-c", SESSION], cwd=ROOT, env=env, capture_output=True, text=True, timeout=60)
+    assert killed.returncode == -9, killed.stderr
+    left = Path(killed.stdout.split()[0])
+    assert left.is_dir() and left.parent == tmp_path, killed.stdout  # killed: no clean-up ran
+    following = subprocess.run([sys.executable, "-c", SESSION, str(left)], cwd=ROOT, env=env, capture_output=True,
+                               text=True, timeout=60, check=True)
+    assert following.stdout.split()[1] == "False", following.stdout  # gone once the next one started
+    assert os.listdir(tmp_path) == [], os.listdir(tmp_path)  # and the next one removed its own
