@@ -176,6 +176,13 @@ def make_submission(dest: Path, from_reference: tuple[str, ...] = ()) -> Path:
     return dest
 
 
+def adapters_only(dest: Path, adapters: str) -> Path:
+    """A submission of one ``adapters.py`` (its code all there) beside an empty ``student/``."""
+    (dest / "student").mkdir(parents=True)
+    (dest / "adapters.py").write_text(adapters)
+    return dest
+
+
 def mixed_text(rng: random.Random, n_chars: int) -> str:
     """Lines of ASCII code and prose, non-ASCII words, runs of spaces and special tokens."""
     fixtures = [(ROOT / "fixtures" / name).read_text(encoding="utf-8") for name in ("multilingual.txt", "stories.txt")]

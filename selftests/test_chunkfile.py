@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 
 from sandbox.chunkfile import ChunkFile
 
-from .support import implementation_of
+from .support import adapters_only, implementation_of
 
 OPERATION = st.one_of(
     st.tuples(st.just("read"), st.one_of(st.none(), st.integers(-1, 12))),
@@ -89,9 +89,7 @@ STREAMS = {"reads_blocks": (READS_BLOCKS, AttributeError), "tells_by_type": (TEL
 @pytest.mark.parametrize("stream", STREAMS)
 def test_an_encode_iterable_needing_an_open_file_gets_its_text(tmp_path, stream, isolate):
     code, not_a_file = STREAMS[stream]
-    sub = tmp_path / "sub"
-    (sub / "student").mkdir(parents=True)
-    (sub / "adapters.py").write_text(code + GET_TOKENIZER)
+    sub = adapters_only(tmp_path / "sub", code + GET_TOKENIZER)
     text = "first line\nsecond, longer line\n\nlast"
     (tmp_path / "text.txt").write_text(text)
     with implementation_of(sub, isolate) as impl:

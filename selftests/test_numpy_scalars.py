@@ -17,7 +17,7 @@ import pytest
 
 from harness import values as V
 
-from .support import implementation_of
+from .support import adapters_only, implementation_of
 
 
 def stand_in_numpy() -> types.ModuleType:
@@ -101,9 +101,7 @@ def get_tokenizer(vocab, merges, special_tokens=None):
 @pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
 def test_numpy_ids_are_graded_as_the_ints_they_hold(tmp_path, isolate):
     pytest.importorskip("numpy")
-    sub = tmp_path / "sub"
-    (sub / "student").mkdir(parents=True)
-    (sub / "adapters.py").write_text(textwrap.dedent(ADAPTERS))
+    sub = adapters_only(tmp_path / "sub", textwrap.dedent(ADAPTERS))
     (tmp_path / "lines.txt").write_text("ab\ncd\n")
     with implementation_of(sub, isolate) as impl:
         assert impl.run_merge([1, 2], (1, 2), 300) == [300, 3]

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from .support import implementation_of
+from .support import adapters_only, implementation_of
 
 ADAPTERS = '''
 def run_train_bpe(input_path, vocab_size, special_tokens):
@@ -21,9 +21,7 @@ def run_train_bpe(input_path, vocab_size, special_tokens):
 @pytest.mark.parametrize("given", [str, Path], ids=["given a str", "given a Path"])
 @pytest.mark.parametrize("isolate", [False, True], ids=["in-process", "isolated"])
 def test_run_train_bpe_gets_its_corpus_as_a_pathlib_path(tmp_path, isolate, given):
-    sub = tmp_path / "sub"
-    (sub / "student").mkdir(parents=True)
-    (sub / "adapters.py").write_text(ADAPTERS)
+    sub = adapters_only(tmp_path / "sub", ADAPTERS)
     corpus = tmp_path / "corpus.txt"
     corpus.write_bytes(b"low lower")
     with implementation_of(sub, isolate) as impl:

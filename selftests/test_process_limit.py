@@ -9,13 +9,12 @@ from __future__ import annotations
 
 import os
 from dataclasses import replace
-from pathlib import Path
 
 import pytest
 
 from sandbox.limits import IsolationLimits
 
-from .support import implementation_of
+from .support import adapters_only, implementation_of
 
 MAX_PROCESSES = 8
 OWN = 2  # tasks of the worker itself counted against the limit: its main thread, and one to spare
@@ -41,19 +40,12 @@ def run_merge(ids, pair, new_id):
 '''
 
 
-def _submission(tmp_path: Path) -> Path:
-    sub = tmp_path / "sub"
-    (sub / "student").mkdir(parents=True)
-    (sub / "adapters.py").write_text(ADAPTERS)
-    return sub
-
-
 @pytest.mark.skipif(os.geteuid() != 0, reason="RLIMIT_NPROC binds only a worker of a user id of its own (root's grading)")
 @pytest.mark.parametrize("kind", [1, 0], ids=["processes", "threads"])
 def test_a_pool_of_one_process_per_core_fits_beside_the_limit(tmp_path, kind):
     limits = replace(IsolationLimits(), max_processes=MAX_PROCESSES)
     started = (os.cpu_count() or 1) + MAX_PROCESSES - OWN  # a default pool, and the limit's own room filled
-    with implementation_of(_submission(tmp_path), True, limits=limits) as impl:
+    with implementation_of(adapters_only(tmp_path / "sub", ADAPTERS), True, limits=limits) as impl:
         assert impl.run_merge([started, 0], (kind, 0), 0) == [started]
 
 
@@ -61,7 +53,7 @@ def test_a_pool_of_one_process_per_core_fits_beside_the_limit(tmp_path, kind):
 @pytest.mark.parametrize("kind", [1, 0], ids=["processes", "threads"])
 def test_more_processes_than_the_limit_fail_saying_which_limit(tmp_path, kind):
     limits = replace(IsolationLimits(), max_processes=MAX_PROCESSES)
-    with implementation_of(_submission(tmp_path), True, limits=limits) as impl:
+    with implementation_of(adapters_only(tmp_path / "sub", ADAPTERS), True, limits=limits) as impl:
         with pytest.raises(Exception) as info:
             impl.run_merge([(os.cpu_count() or 1) + 2 * MAX_PROCESSES, 0], (kind, 0), 0)
     assert f"at most {MAX_PROCESSES} processes and threads besides one per core of the machine" in str(info.getrepr()), info.getrepr()
