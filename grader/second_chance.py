@@ -10,8 +10,9 @@ budget left unused (94.52 of 100; 97.03 with the second chance).
 So once every other test has run, a tripped function that had returned in some test (slow,
 not stuck: :meth:`harness.breaker.Breaker.pardon`) is called again: its refused tests run in
 their order, each with its limit cut to :data:`grader.budget.SECOND_CHANCE` seconds (the
-first of each test file keeps its own: it sets up fixtures again), under the deadline as ever, and the breaker's rule of tests in a row still holds. Each case starts
-over, its ``second_chance`` property naming why it was refused
+first of each test file keeps its own: it sets up fixtures again), under the deadline as
+ever, and the breaker's rule of tests in a row still holds. Each case starts over, its
+``second_chance`` property naming why it was refused
 (:func:`grader.report.breaker_notes` sums them up). A function that never returned is not
 called again: code stuck everywhere costs no more time than before.
 """
