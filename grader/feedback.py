@@ -5,6 +5,7 @@ Markdown that nothing a submission printed can break out of.
 from __future__ import annotations
 
 import ast
+import os
 import re
 import textwrap
 from functools import lru_cache
@@ -23,6 +24,8 @@ HIDDEN_NOTES = {
 HIDDEN_NOTE = HIDDEN_NOTES["first_line"]
 
 MAX_DIVERGENCE_LINES = 8
+MAX_FRAME_LINES = 6  # lines of the submission's innermost frames shown for an exception it raised (code and markers)
+FRAME_LINE = re.compile(r'File "(?P<path>[^"]*)", line \d+, in .*')
 MAX_BLOCK_CHARS = 1500  # characters of one failure shown in a results entry
 NOT_RUN = "not run: grading stopped before this test (see the log)"
 MAX_OTHER_CASES = 8  # failing cases listed by id after the first one
@@ -37,25 +40,69 @@ PYTEST_RESTATEMENT = re.compile(r"assert .*|\+\s+(where|and|or) .*")
 
 def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_indent: bool = False) -> str:
     """The assertion message of a failure (pytest's ``E`` lines, without the traceback),
-    which for the graded tests names the first difference; else its first line. With
-    ``keep_indent`` the lines keep their indentation relative to each other (a traceback
-    quoted in the message keeps its ``^^^^`` under the code they mark)."""
+    which for the graded tests names the first difference; else its first line. An exception
+    the submission raised has, after its first line, where: the innermost of its frames in the
+    submission (:func:`_where_raised`), their code's indentation kept. With ``keep_indent``
+    the other lines keep theirs relative to each other too."""
     lines = output.splitlines()
     message = [ln[1:] if ln.startswith("E ") or ln == "E" else None for ln in lines]
     picked = [m for m in message if m is not None]
+    frames: list[str] = []
     if picked:
-        picked = textwrap.dedent("\n".join(picked)).splitlines() if keep_indent else [m.strip() for m in picked]
-        start = next((i for i, m in enumerate(picked) if m.startswith(("AssertionError:", "Failed:"))), 0)
-        picked = picked[start:]
-        picked[0] = picked[0].removeprefix("AssertionError: ").removeprefix("Failed: ")
-        picked = [ln.rstrip() for ln in picked if ln.strip()]
+        picked = textwrap.dedent("\n".join(picked)).splitlines()
+        start = next((i for i, m in enumerate(picked) if m.lstrip().startswith(("AssertionError:", "Failed:"))), 0)
+        picked = [ln.rstrip() for ln in picked[start:] if ln.strip()]
+        if picked:
+            picked[0] = picked[0].lstrip().removeprefix("AssertionError: ").removeprefix("Failed: ")
         if picked and not picked[0].startswith("assert "):  # the test's own message: pytest's restatement dropped
             picked = [ln for ln in picked if not PYTEST_RESTATEMENT.match(ln.strip())]
+        picked, frames = _where_raised(picked, min(MAX_FRAME_LINES, max(max_lines - 2, 1)))
+        if not keep_indent:
+            picked = [ln.strip() for ln in picked]
     else:
         picked = _grouped_message(lines) or _first_line_and_frames(lines, max_lines)
     if len(picked) > max_lines:
         picked = picked[:max_lines] + ["..."]
-    return "\n".join(picked)
+    return "\n".join(picked[:1] + frames + picked[1:])
+
+
+def _where_raised(lines: list[str], budget: int) -> tuple[list[str], list[str]]:
+    """``lines`` without the frames of the note saying where the submission raised the
+    exception (:mod:`harness.raised`), and that note cut to its innermost frames in the
+    submission's own files (paths relative to it; any file's where none is) that fit in
+    ``budget`` lines (at least the innermost frame's first line)."""
+    header = next((i for i, ln in enumerate(lines) if ln.startswith("raised by ") and ln.endswith(":")), None)
+    if header is None:
+        return lines, []
+    end = header + 1
+    while end < len(lines) and lines[end].startswith("  "):
+        end += 1
+    frames: list[list[str]] = []
+    for ln in textwrap.dedent("\n".join(lines[header + 1:end])).splitlines():
+        found = FRAME_LINE.fullmatch(ln)
+        if found:
+            frames.append([ln])
+        elif frames:
+            frames[-1].append(ln)
+    own = [f for f in frames if not _elsewhere(FRAME_LINE.fullmatch(f[0])["path"])]
+    frames = own or frames
+    kept: list[list[str]] = []
+    for frame in reversed(frames):
+        if sum(map(len, kept)) + len(frame) > budget:
+            break
+        kept.insert(0, frame)
+    if not kept and frames:  # not even the innermost frame's code and markers fit: its first lines
+        kept = [frames[-1][:budget]]
+    shown = ["  " + ln for frame in kept for ln in frame]
+    if len(kept) < len(frames) and budget == MAX_FRAME_LINES:  # room to say outer frames are left out
+        shown.insert(0, "  ...")
+    return lines[:header] + lines[end:], [lines[header], *shown] if shown else []
+
+
+def _elsewhere(path: str) -> bool:
+    """Whether a traceback's path is outside the submission: an absolute one, or one the
+    worker shortened (``<python>/json/decoder.py``, ``<site-packages>/``, ``<string>``)."""
+    return os.path.isabs(path) or path.startswith("<")
 
 
 def _first_line_and_frames(lines: list[str], max_lines: int) -> list[str]:

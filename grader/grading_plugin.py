@@ -43,9 +43,10 @@ from pathlib import Path
 
 import pytest
 
-from harness import keys
+from harness import impl, keys
 from harness.breaker import Breaker, NotCalled
 from harness.plugin import not_implemented
+from harness.raised import note_where_raised
 from harness.timeouts import timeout_limit
 from sandbox import registry
 
@@ -361,6 +362,11 @@ def _known_bug(item: pytest.Item, call: pytest.CallInfo) -> str | None:
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # tryfirst: the outermost wrapper, so this runs after the harness has shaped the failure
+    # (and before it, the frames of an exception the submission raised in this process)
+    if call.excinfo is not None and call.when == "call" and not call.excinfo.errisinstance(NotImplementedError) \
+            and timeout_limit(call.excinfo) is None:  # those are told in a line, with their own frames
+        root = item.config.getoption("submission", None) or impl.ROOT
+        note_where_raised(call.excinfo.value, call.excinfo.tb, Path(root))
     outcome = yield
     report = outcome.get_result()
     if not report.failed or call.excinfo is None:

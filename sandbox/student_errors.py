@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness import values as V
 from harness.impl import BrokenImplementation
+from harness.raised import ISOLATED
 
 from .failures import StudentExit
 
@@ -47,6 +48,20 @@ PROCESS_LIMIT_NOTE = ("grading runs your code with at most {} processes and thre
 def process_limit_note(message: str, max_processes: int) -> str | None:
     """The note for a submission's failure to start a process or thread at the process limit."""
     return PROCESS_LIMIT_NOTE.format(max_processes) if max_processes and _NO_PROCESS.search(message) else None
+
+
+def traceback_frames(tb: str) -> str:
+    """The frames of a traceback's text as the worker sends it (``traceback.format_list``'s
+    lines, then the exception's own, which the failure shows already; cut at the front when
+    long): from the first whole frame to the innermost frame's last line, ``""`` without one."""
+    lines = tb.rstrip().splitlines()
+    starts = [i for i, ln in enumerate(lines) if ln.startswith('  File "')]
+    if not starts:
+        return ""
+    end = starts[-1] + 1
+    while end < len(lines) and lines[end].startswith("    "):  # the innermost frame's code and markers
+        end += 1
+    return "\n".join(lines[starts[0]:end])
 
 
 class _KeyError(KeyError):
@@ -95,8 +110,9 @@ def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException
     limit = process_limit_note(message, proc.limits.max_processes)
     if limit is not None:
         err.add_note(limit)
-    if tb:
-        err.add_note(f"raised by {shown} in the isolated worker:\n{tb.rstrip()}")
+    frames = traceback_frames(tb)
+    if frames:
+        err.add_note(f"{ISOLATED.format(shown)}\n{frames}")
     out = proc.output_since(mark)
     if out.strip():
         err.add_note(f"your code printed:\n{out}")

@@ -1,0 +1,59 @@
+"""Where the submission's code raised an exception that failed a test in this process: its
+frames, told as the isolated worker tells them (:mod:`sandbox.student_errors`), so that a
+failure's feedback says where in the submission it happened either way.
+
+Isolated, the exception comes back from the worker with its traceback's text as a note
+(``raised by IndexError in the isolated worker:`` and the frames). In this process (a grading
+with ``--no-isolate``) the traceback is the exception's own; :func:`submission_traceback`
+gives the same text from it: the frames after the harness handed the call over
+(:mod:`harness.dispatch`), none of the harness's own, paths under the submission relative to it.
+"""
+
+from __future__ import annotations
+
+import os
+import traceback
+from pathlib import Path
+from types import TracebackType
+
+from .timeouts import HANDOVER, OWN
+
+MAX_FRAMES = 6  # the innermost frames told, as many as the isolated worker tells
+IN_PROCESS = "raised by {} in your code:"  # the line before the frames (isolated: the worker's)
+ISOLATED = "raised by {} in the isolated worker:"
+
+
+def submission_traceback(tb: TracebackType | None, root: Path) -> str:
+    """The frames of ``tb`` in ``root``'s files among the last :data:`MAX_FRAMES` from where
+    the harness handed a call to the submission, innermost last, as Python formats a
+    traceback's (code lines and their markers), paths relative to ``root``; ``""`` when
+    there are none (the exception came from the harness, or the call ran in a worker). The
+    worker tells the other files' frames too (the standard library's as ``<python>/``);
+    feedback shows the submission's own where it has them (:mod:`grader.feedback`)."""
+    root_dir = str(Path(root).resolve()) + os.sep
+    frames, handed_over = [], False
+    for frame in traceback.extract_tb(tb):
+        path = os.path.realpath(frame.filename)
+        if path == HANDOVER:
+            handed_over = True
+        elif handed_over and not path.startswith(OWN):
+            frame.filename = path
+            frames.append(frame)
+    own = [f for f in frames[-MAX_FRAMES:] if f.filename.startswith(root_dir)]  # the worker's last frames, its own
+    for frame in own:
+        frame.filename = frame.filename[len(root_dir):]
+    return "".join(traceback.format_list(own)).rstrip()
+
+
+def note_where_raised(error: BaseException, tb: TracebackType | None, root: Path) -> None:
+    """Add the submission's frames to ``error`` as a note (what pytest shows after its message),
+    unless a note says where it was raised already (the worker's) or none is in ``root``."""
+    notes = getattr(error, "__notes__", None)
+    if isinstance(notes, list) and any(isinstance(n, str) and n.startswith("raised by ") for n in notes):
+        return
+    frames = submission_traceback(tb, root)
+    if frames:
+        try:
+            error.add_note(f"{IN_PROCESS.format(type(error).__name__)}\n{frames}")
+        except Exception:  # noqa: BLE001 - a submission's exception whose __notes__ is not a list
+            pass

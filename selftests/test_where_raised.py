@@ -1,0 +1,149 @@
+"""An exception the submission raised says, in its feedback, where: the innermost of its frames
+in the submission's own files, with the line of code and Python's markers under it, the same
+graded in-process (the exception's own traceback: :mod:`harness.raised`) and isolated (the
+worker's: :mod:`sandbox.student_errors`); the failure's first line stays the exception's."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+
+from grader.feedback import MAX_FRAME_LINES, first_divergence
+from sandbox.student_errors import traceback_frames
+from selftests.support import adapters_only, run_grade
+
+ADAPTERS = """\
+from countpkg.helpers import count, parse
+
+
+def run_get_pair_counts(ids):
+    return count(ids)
+
+
+def run_merge(ids, pair, new_id):
+    return parse(ids)
+"""
+HELPERS = """\
+import textwrap
+
+
+def count(ids):
+    return tally(ids)
+
+
+def tally(ids):
+    return inner(ids, {})
+
+
+def inner(ids, counts):
+    for i in range(len(ids)):
+        counts[ids[i], ids[i + 1]] = counts.get((ids[i], ids[i + 1]), 0) + 1
+    return counts
+
+
+def parse(ids):
+    return textwrap.dedent(ids)
+"""
+TESTS = {
+    "count": "tests/public/test_primitives.py::test_pair_counts_count_every_adjacent_pair",
+    "merge": "tests/public/test_primitives.py::test_merge_replaces_left_to_right_without_overlap",
+}
+# the innermost frame in the submission's files, and its line of code: read from the sources above
+INNERMOST = {
+    "count": ("countpkg/helpers.py", "inner", "counts[ids[i], ids[i + 1]] = "),
+    "merge": ("countpkg/helpers.py", "parse", "return textwrap.dedent(ids)"),  # not the textwrap module's frame
+}
+HEADERS = re.compile(r"raised by \w+ in (your code|the isolated worker):")
+
+
+def line_of(piece: str) -> int:
+    return next(n for n, line in enumerate(HELPERS.splitlines(), 1) if piece in line)
+
+
+@pytest.fixture(scope="module")
+def feedback(tmp_path_factory) -> dict[str, dict[str, str]]:
+    """Each selected test's results entry output, graded in-process and isolated."""
+    root = tmp_path_factory.mktemp("where-raised")
+    sub = adapters_only(root / "sub", ADAPTERS)
+    (sub / "countpkg").mkdir()
+    (sub / "countpkg" / "__init__.py").write_text("")
+    (sub / "countpkg" / "helpers.py").write_text(HELPERS)
+    outputs = {}
+    for mode, isolate in (("in-process", False), ("isolated", True)):
+        run = run_grade(root / mode, submission=sub, tests=list(TESTS.values()), isolate=isolate,
+                        quiet=True, self_checked=True, diagnosis=False)
+        assert run.code == 0, run.stderr
+        by_test = {t["extra_data"]["test"]: t["output"] for t in run.tests}
+        outputs[mode] = {name: by_test[test] for name, test in TESTS.items()}
+    return outputs
+
+
+@pytest.mark.parametrize("mode", ["in-process", "isolated"])
+@pytest.mark.parametrize("name", sorted(TESTS))
+def test_an_exception_names_the_innermost_line_of_the_submission_that_raised_it(feedback, mode, name):
+    path, function, code = INNERMOST[name]
+    lines = feedback[mode][name].splitlines()
+    frame = f'  File "{path}", line {line_of(code)}, in {function}'
+    assert frame in lines, f"no {frame!r} in:\n{feedback[mode][name]}"
+    after = lines[lines.index(frame) + 1:]
+    assert after[0].strip() == code.strip() or after[0].strip().startswith(code.strip())
+    assert not any(ln.lstrip().startswith(('File "/', "...")) for ln in after), "nothing after the innermost frame"
+
+
+@pytest.mark.parametrize("mode", ["in-process", "isolated"])
+def test_the_markers_stay_under_the_code_they_mark(feedback, mode):
+    lines = feedback[mode]["count"].splitlines()
+    code = next(i for i, ln in enumerate(lines) if "counts[ids[i], ids[i + 1]]" in ln)
+    markers = lines[code + 1]
+    assert set(markers.strip()) <= {"~", "^"}
+    marked = lines[code][markers.index(markers.strip()[0]): len(markers.rstrip())]
+    assert marked == "ids[i + 1]"
+
+
+@pytest.mark.parametrize("name", sorted(TESTS))
+def test_the_feedback_is_the_same_in_process_and_isolated(feedback, name):
+    def told(text: str) -> str:
+        return HEADERS.sub("raised by:", text)
+
+    assert told(feedback["in-process"][name]) == told(feedback["isolated"][name])
+
+
+WORKER_TRACEBACK = """\
+E   IndexError: list index out of range
+E   raised by IndexError in the isolated worker:
+E     File "adapters.py", line 5, in run_get_pair_counts
+E       return count(ids)
+E              ^^^^^^^^^^
+E     File "countpkg/helpers.py", line 5, in count
+E       return tally(ids)
+E              ^^^^^^^^^^
+E     File "countpkg/helpers.py", line 9, in tally
+E       return inner(ids, {})
+E              ^^^^^^^^^^^^^^
+E     File "countpkg/helpers.py", line 14, in inner
+E       counts[ids[i], ids[i + 1]] = counts.get((ids[i], ids[i + 1]), 0) + 1
+E                      ~~~^^^^^^^
+E   your code printed:
+E   hello
+"""
+
+
+def test_outer_frames_that_do_not_fit_are_left_out_saying_so():
+    shown = first_divergence(WORKER_TRACEBACK).splitlines()
+    assert shown[:3] == ["IndexError: list index out of range", "raised by IndexError in the isolated worker:", "  ..."]
+    assert shown[3:3 + MAX_FRAME_LINES] == [ln[4:] for ln in WORKER_TRACEBACK.splitlines()[-8:-2]]
+    assert shown[-2:] == ["your code printed:", "hello"]
+
+
+@pytest.mark.parametrize("max_lines", [3, 4])
+def test_in_a_few_lines_the_innermost_frame_comes_first(max_lines):
+    shown = first_divergence(WORKER_TRACEBACK, max_lines=max_lines).splitlines()
+    assert shown[2] == '  File "countpkg/helpers.py", line 14, in inner'
+
+
+def test_the_exception_line_the_worker_adds_after_the_frames_is_not_repeated():
+    text = 'e", line 1, in f\n  File "a.py", line 1, in f\n    g()\n  File "b.py", line 2, in g\n    x[1]\nIndexError: list\n  index out of range'
+    assert traceback_frames(text) == '  File "a.py", line 1, in f\n    g()\n  File "b.py", line 2, in g\n    x[1]'
+    assert traceback_frames("IndexError: list index out of range") == ""
