@@ -22,13 +22,12 @@ each with at most :data:`grader.budget.SECOND_CHANCE` seconds. SIGTERM (what ``g
 it is stopped) and SIGINT stop every worker, remove their sandboxes and end the run at once.
 
 It declares ``pytest_bpe_known_bug`` (:mod:`grader.hooks`) and, in any run, asks it about
-every failed test whose calls the harness recorded: ``mutants.plugin`` answers with the
-description of a known bug, and the failure gets the line ``this matches a known bug: ...``.
-
-The report is typed (:mod:`grader.report`): each case carries, as fields, the known bug its
-failure matches, the limits it ran into, the submission's load error and the function a
-``NotImplementedError`` said is unwritten, found here where the failure happens, so that
-nothing after reads them back out of the failure text.
+every failed test whose calls the harness recorded (in a grading, once every test has run:
+:mod:`grader.deferred_diagnosis`): ``mutants.plugin`` answers with the description of a known
+bug, and the failure gets the line ``this matches a known bug: ...``. The report is typed
+(:mod:`grader.report`): each case carries, as fields, the known bug its failure matches, the
+limits it ran into, the submission's load error and the function a ``NotImplementedError``
+said is unwritten, found here, so that nothing after reads them back out of the failure text.
 """
 
 from __future__ import annotations
@@ -55,10 +54,12 @@ from .budget import LOST_SHARE
 from .fair_share import Shares, run_tests
 from .config import Config, ConfigError, check_selection, load_config, read_policy
 from .case_facts import note_failure, skip_reason
+from .deferred_diagnosis import Deferred
 from .journal import Journal
 from .report import Case, RunReport, known_bug_line, write_run_report
 
 MAX_OUTPUT = 4000  # characters of failure text kept per test
+SESSION_PLUGIN = "bpe-grading-session"  # the name GradingSession is registered under
 MIN_TEST_TIME = 1.0  # seconds: with less left before the deadline, a test is not started
 # user properties this plugin passes from a test's report hooks to its case's fields
 KNOWN_BUG, TIMED_OUT, NOT_IMPLEMENTED = "known_bug", "timed_out", "not_implemented"
@@ -110,6 +111,7 @@ class GradingSession:
         lost_limit = LOST_SHARE * self.budget if self.budget else None
         self.breaker = config.stash[keys.BREAKER] = Breaker(policy.time.timeouts_in_a_row, lost_limit)
         self.noted: dict = {}  # the facts journaled last (see _note_facts)
+        self.deferred = Deferred()  # known-bug diagnoses put off until every test has run
         try:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 signal.signal(sig, self._terminated)
@@ -177,9 +179,14 @@ class GradingSession:
             return None
         points = {g.name: g.points for g in self.policy.groups if g.name in self.remaining}
         shares = Shares.of_points(points, max(self.deadline - time.monotonic(), 0.0))
+        self.deferred.start()
         run_tests(session, lambda item: self.tests[item.nodeid].group, shares,
                   lambda item, share: self.tests[item.nodeid].properties.update(waited=round(share)))
         self._second_chance(session)
+        for nodeid, bug in self.deferred.diagnose(self.deadline):  # each case journaled again with its known bug
+            test = self.tests[nodeid]
+            test.known_bug, test.output = bug, f"{test.output}\n{known_bug_line(bug)}"[:MAX_OUTPUT]
+            self.journal.add(test)
         return True
 
     def _second_chance(self, session: pytest.Session) -> None:
@@ -347,7 +354,7 @@ def pytest_configure(config: pytest.Config) -> None:
         raise pytest.UsageError(str(err)) from None
     if policy is not None:
         config.stash[keys.POLICY] = policy
-        config.pluginmanager.register(GradingSession(config, policy), "bpe-grading-session")
+        config.pluginmanager.register(GradingSession(config, policy), SESSION_PLUGIN)
 
 
 def _known_bug(item: pytest.Item, call: pytest.CallInfo) -> str | None:
@@ -356,17 +363,18 @@ def _known_bug(item: pytest.Item, call: pytest.CallInfo) -> str | None:
     records = item.stash.get(keys.RECORDS, None)
     if call.when != "call" or not records or call.excinfo.errisinstance(NotImplementedError):
         return None
-    return item.config.hook.pytest_bpe_known_bug(item=item, records=records)
+    grading = item.config.pluginmanager.get_plugin(SESSION_PLUGIN)
+    if grading is not None and grading.deferred.defer(item, records):  # diagnosed after the tests
+        return None
+    return item.config.hook.pytest_bpe_known_bug(item=item, records=records, until=None)
 
 
 @pytest.hookimpl(hookwrapper=True, tryfirst=True)
 def pytest_runtest_makereport(item: pytest.Item, call: pytest.CallInfo):
     # tryfirst: the outermost wrapper, so this runs after the harness has shaped the failure
     # (and before it, the frames of an exception the submission raised in this process)
-    if call.excinfo is not None and call.when == "call" and not call.excinfo.errisinstance(NotImplementedError) \
-            and timeout_limit(call.excinfo) is None:  # those are told in a line, with their own frames
-        root = item.config.getoption("submission", None) or impl.ROOT
-        note_where_raised(call.excinfo.value, call.excinfo.tb, Path(root))
+    if call.excinfo is not None and call.when == "call":
+        note_where_raised(call.excinfo, Path(item.config.getoption("submission", None) or impl.ROOT))
     outcome = yield
     report = outcome.get_result()
     if not report.failed or call.excinfo is None:

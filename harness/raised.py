@@ -16,7 +16,9 @@ import traceback
 from pathlib import Path
 from types import TracebackType
 
-from .timeouts import HANDOVER, OWN
+import pytest
+
+from .timeouts import HANDOVER, OWN, timeout_limit
 
 MAX_FRAMES = 6  # the innermost frames told, as many as the isolated worker tells
 IN_PROCESS = "raised by {} in your code:"  # the line before the frames (isolated: the worker's)
@@ -45,9 +47,14 @@ def submission_traceback(tb: TracebackType | None, root: Path) -> str:
     return "".join(traceback.format_list(own)).rstrip()
 
 
-def note_where_raised(error: BaseException, tb: TracebackType | None, root: Path) -> None:
-    """Add the submission's frames to ``error`` as a note (what pytest shows after its message),
-    unless a note says where it was raised already (the worker's) or none is in ``root``."""
+def note_where_raised(excinfo: pytest.ExceptionInfo, root: Path) -> None:
+    """Add the submission's frames to a test's exception as a note (what pytest shows after
+    its message), unless a note says where it was raised already (the worker's), none is in
+    ``root``, or the failure is told in a line with frames of its own (not implemented, over
+    its time limit: :mod:`harness.plugin`)."""
+    if excinfo.errisinstance(NotImplementedError) or timeout_limit(excinfo) is not None:
+        return
+    error, tb = excinfo.value, excinfo.tb
     notes = getattr(error, "__notes__", None)
     if isinstance(notes, list) and any(isinstance(n, str) and n.startswith("raised by ") for n in notes):
         return

@@ -197,12 +197,13 @@ class Replayer:
         except Exception as err:  # the outcome of a call may be an exception
             return err
 
-    def diagnose(self, group: str | None, records: list) -> list[Mutant]:
+    def diagnose(self, group: str | None, records: list, until: float | None = None) -> list[Mutant]:
         """The catalogued bugs of ``group`` (the bugs found for other groups' failures tried
         first) that give every wrong outcome in ``records``: the first found, and on small
         inputs (:func:`_small`) every other one too (up to ``MAX_NAMED``), since a small case
-        can fit several bugs alike."""
-        if self.spent > SESSION_BUDGET or not records:
+        can fit several bugs alike. No mutant is tried once ``time.monotonic()`` passes
+        ``until`` (what fitted before it is the answer)."""
+        if self.spent > SESSION_BUDGET or not records or _past(until):
             return []
         start = time.process_time()
         try:
@@ -226,7 +227,7 @@ class Replayer:
             small = _small(wrong)  # once: it reads the sizes of the files the calls name
             matched_before = {m.name for m in earlier} | ({self.last[group].name} if group in self.last else set())
             for mutant in candidates:
-                if time.process_time() - start > TEST_BUDGET or (matched and not small):
+                if time.process_time() - start > TEST_BUDGET or (matched and not small) or _past(until):
                     break
                 # a bug already matched is likely the submission's own, as slow as its code: the budget left
                 left = TEST_BUDGET - (time.process_time() - start) if mutant.name in matched_before else 0.0
@@ -254,18 +255,23 @@ class Replayer:
             return False
 
 
+def _past(until: float | None) -> bool:
+    return until is not None and time.monotonic() > until
+
+
 _replayer: Replayer | None = None
 
 
-def diagnose(group: str | None, records: list | None) -> str | None:
-    """The description of the known bug a failed test of grading group ``group`` matches, or ``None``."""
+def diagnose(group: str | None, records: list | None, until: float | None = None) -> str | None:
+    """The description of the known bug a failed test of grading group ``group`` matches, or
+    ``None`` (also once ``time.monotonic()`` passes ``until``: no mutant is tried after it)."""
     global _replayer
     if not records or not enabled():
         return None
     try:
         if _replayer is None:
             _replayer = Replayer()
-        mutants = _replayer.diagnose(group, records)
+        mutants = _replayer.diagnose(group, records, until)
     except Exception:  # never let the diagnosis break a report
         return None
     except BaseException as err:  # not even the test's time limit striking during a replay

@@ -33,11 +33,11 @@ def _policy(config: pytest.Config) -> keys.GradingPolicy:
 
 
 @pytest.hookimpl(optionalhook=True)
-def pytest_bpe_known_bug(item: pytest.Item, records: list) -> str | None:
+def pytest_bpe_known_bug(item: pytest.Item, records: list, until: float | None) -> str | None:
     from .diagnose import diagnose
 
     try:
         group = _policy(item.config).group_of(item.nodeid, {m.name for m in item.iter_markers()})
     except Exception:  # never let the diagnosis break a report
         return None
-    return diagnose(group.name if group else None, records)
+    return diagnose(group.name if group else None, records, until)
