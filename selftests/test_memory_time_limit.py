@@ -14,6 +14,7 @@ costs them as long as that many encodes of it, measured as they go, for a fiftie
 
 from __future__ import annotations
 
+import re
 import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
@@ -29,6 +30,7 @@ pytestmark = [
     pytest.mark.timeout(900),
 ]
 MEMORY_TEST = "tests/public/test_encode_iterable.py::test_encode_iterable_memory_does_not_grow_with_input"
+STOP_GRACE = 5.0  # seconds a stream may run past its limit before it is stopped
 SLOWED = """
 
 import time as _time
@@ -122,7 +124,11 @@ def test_an_encoder_past_the_derived_limit_is_stopped_there_saying_so_and_how_th
     text = test.get("output", "")
     assert "encode_iterable ran past its time on small.txt" in text, text[:3000]
     assert "50x the reference's" in text and "streaming the same file in this run" in text, text[:3000]
-    assert out.seconds < 300, f"the grading took {out.seconds:.0f} s: the stream was not stopped at its limit\n{text[:2000]}"
+    # stopped at the limit the message states (derived in this run, so as long as the machine's load makes
+    # it; or what the test's own limit leaves), not run on to the test's own limit or the grading's budget
+    after = float(re.search(r"stopped after ([0-9.]+) s", text).group(1))
+    limit = float(re.findall(r"(?:= |cut to )([0-9.]+) s", text)[-1])
+    assert after <= limit + STOP_GRACE, f"stopped after {after} s, its limit {limit} s: not at its limit\n{text[:2000]}"
 
 
 def test_an_encoder_reading_its_whole_input_first_still_fails_on_memory(graded):
