@@ -29,6 +29,7 @@ from pathlib import Path
 from harness import ROOT
 from harness.childenv import child_env
 from harness.printable import terminal_text
+from harness.raised import HEADER_LINE
 from .feedback import first_divergence
 from .report import EntrySummary, GradeReport, ReportError, known_bug_line, read_grade_report
 from .request import GradeRequest, run_grading
@@ -289,7 +290,7 @@ def _test_lines(t: Test, diff_lines: int = 2) -> list[str]:
     message = first.divergence().splitlines()
     got = next((i for i, ln in enumerate(message[:MAX_TO_GOT]) if ln.startswith(("got:", "got["))), None)
     diff = message[:diff_lines if got is None else max(got + 1, diff_lines)] or [first.submission]
-    if len(diff) > 1 and diff[1].startswith("raised by"):  # an exception: where in the submission instead
+    if len(diff) > 1 and HEADER_LINE.fullmatch(diff[1]):  # an exception: where in the submission instead
         frames = re.findall(r'File "[^"]+", line \d+, in \S+', first_divergence(first.output, max_lines=10_000))
         diff[1:] = frames[-1:]
     label = first.case_id + " " if first.case_id.startswith("[") else ""

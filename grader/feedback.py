@@ -13,6 +13,8 @@ from itertools import takewhile
 from pathlib import Path
 
 from harness.in_progress import FRAMES_HEADER
+from harness.call_text import CALL_NOTE
+from harness.raised import HEADER_LINE
 
 from .report import KNOWN_BUG_PREFIX, Case, known_bug_line
 
@@ -36,6 +38,7 @@ MAX_SPEED_LINES = 4
 # (``assert 9 == 1``) and its ``where``s, which can name objects by address (another each run);
 # a comparison's diff lines (``At index 0 diff: ...``, ``- abd``) are kept
 PYTEST_RESTATEMENT = re.compile(r"assert .*|\+\s+(where|and|or) .*")
+PYTEST_VERBOSITY = re.compile(r"(Use -v+ to get (more|the full) diff|Omitting \d+ identical items, use -vv to show)")  # no use on a results page
 
 
 def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_indent: bool = False) -> str:
@@ -48,22 +51,26 @@ def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_in
     message = [ln[1:] if ln.startswith("E ") or ln == "E" else None for ln in lines]
     picked = [m for m in message if m is not None]
     frames: list[str] = []
+    at = 1
     if picked:
         picked = textwrap.dedent("\n".join(picked)).splitlines()
         start = next((i for i, m in enumerate(picked) if m.lstrip().startswith(("AssertionError:", "Failed:"))), 0)
-        picked = [ln.rstrip() for ln in picked[start:] if ln.strip()]
+        picked = [ln.rstrip() for ln in picked[start:] if ln.strip() and not PYTEST_VERBOSITY.fullmatch(ln.strip())]
         if picked:
             picked[0] = picked[0].lstrip().removeprefix("AssertionError: ").removeprefix("Failed: ")
         if picked and not picked[0].startswith("assert "):  # the test's own message: pytest's restatement dropped
             picked = [ln for ln in picked if not PYTEST_RESTATEMENT.match(ln.strip())]
-        picked, frames = _where_raised(picked, min(MAX_FRAME_LINES, max(max_lines - 2, 1)))
+        at = 2 if len(picked) > 1 and picked[1].startswith(CALL_NOTE) else 1  # the exception, the call, then where
+        picked, frames = _where_raised(picked, min(MAX_FRAME_LINES, max(max_lines - at - 1, 1)))
+        if max_lines - at < 2 and len(frames) > 1:  # no room for the header and a frame: the innermost frame alone
+            frames = frames[1:]
         if not keep_indent:
             picked = [ln.strip() for ln in picked]
     else:
         picked = _grouped_message(lines) or _first_line_and_frames(lines, max_lines)
     if len(picked) > max_lines:
         picked = picked[:max_lines] + ["..."]
-    return "\n".join(picked[:1] + frames + picked[1:])
+    return "\n".join(picked[:at] + frames + picked[at:])
 
 
 def _where_raised(lines: list[str], budget: int) -> tuple[list[str], list[str]]:
@@ -71,7 +78,7 @@ def _where_raised(lines: list[str], budget: int) -> tuple[list[str], list[str]]:
     exception (:mod:`harness.raised`), and that note cut to its innermost frames in the
     submission's own files (paths relative to it; any file's where none is) that fit in
     ``budget`` lines (at least the innermost frame's first line)."""
-    header = next((i for i, ln in enumerate(lines) if ln.startswith("raised by ") and ln.endswith(":")), None)
+    header = next((i for i, ln in enumerate(lines) if HEADER_LINE.fullmatch(ln)), None)
     if header is None:
         return lines, []
     end = header + 1

@@ -22,6 +22,7 @@ from typing import Any, Protocol
 from . import local_names
 from . import values as V
 from .breaker import Breaker
+from .call_text import note_call
 from .dispatch import Broken, Dispatcher, OwnPackage, import_adapters
 from .in_progress import CallInProgress
 from .python_version import import_hint
@@ -195,6 +196,7 @@ class Handle:
                 value = self._impl.backend.method(self._handle, name, args)
         except BaseException as err:
             self._impl.ended(self._function(name), err)
+            note_call(err, f"{name}", args, f" of the tokenizer from adapters.{self._made_by}(...)")
             if isinstance(err, Exception):
                 _record(self._impl, ("method", self._recipe, name, args), err)
             raise
@@ -244,7 +246,8 @@ class Handle:
         return value
 
     def __repr__(self) -> str:
-        return f"<{self._kind} from {self._impl.label}.{self._made_by}>"
+        whose = "the reference's " if self._impl.label == "reference" else ""  # a submission's: its adapters.py
+        return f"<{self._kind} from {whose}adapters.{self._made_by}(...)>"
 
 
 class AdapterCall(functools.partial):
@@ -288,6 +291,7 @@ class Implementation:
                 value = self.backend.call(adapter, args, spec.handle is not None)
         except BaseException as err:
             self.ended(adapter, err)
+            note_call(err, f"adapters.{adapter}", args)
             if spec.handle is None and isinstance(err, Exception):
                 _record(self, ("call", adapter, args), err)
             raise

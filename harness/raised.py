@@ -3,15 +3,17 @@ frames, told as the isolated worker tells them (:mod:`sandbox.student_errors`), 
 failure's feedback says where in the submission it happened either way.
 
 Isolated, the exception comes back from the worker with its traceback's text as a note
-(``raised by IndexError in the isolated worker:`` and the frames). In this process (a grading
-with ``--no-isolate``) the traceback is the exception's own; :func:`submission_traceback`
-gives the same text from it: the frames after the harness handed the call over
-(:mod:`harness.dispatch`), none of the harness's own, paths under the submission relative to it.
+(:data:`HEADER`, ``your code raised IndexError (innermost call last):``, then the frames). In
+this process (a grading with ``--no-isolate``) the traceback is the exception's own;
+:func:`submission_traceback` gives the same text from it: the frames after the harness handed
+the call over (:mod:`harness.dispatch`), none of the harness's own, paths under the submission
+relative to it.
 """
 
 from __future__ import annotations
 
 import os
+import re
 import traceback
 from pathlib import Path
 from types import TracebackType
@@ -21,8 +23,8 @@ import pytest
 from .timeouts import HANDOVER, OWN, timeout_limit
 
 MAX_FRAMES = 6  # the innermost frames told, as many as the isolated worker tells
-IN_PROCESS = "raised by {} in your code:"  # the line before the frames (isolated: the worker's)
-ISOLATED = "raised by {} in the isolated worker:"
+HEADER = "your code raised {} (innermost call last):"  # the line before the frames, the exception's class named
+HEADER_LINE = re.compile(r"your code raised [\w.]+ \(innermost call last\):")
 
 
 def submission_traceback(tb: TracebackType | None, root: Path) -> str:
@@ -56,11 +58,11 @@ def note_where_raised(excinfo: pytest.ExceptionInfo, root: Path) -> None:
         return
     error, tb = excinfo.value, excinfo.tb
     notes = getattr(error, "__notes__", None)
-    if isinstance(notes, list) and any(isinstance(n, str) and n.startswith("raised by ") for n in notes):
+    if isinstance(notes, list) and any(isinstance(n, str) and HEADER_LINE.match(n) for n in notes):
         return
     frames = submission_traceback(tb, root)
     if frames:
         try:
-            error.add_note(f"{IN_PROCESS.format(type(error).__name__)}\n{frames}")
+            error.add_note(f"{HEADER.format(type(error).__name__)}\n{frames}")
         except Exception:  # noqa: BLE001 - a submission's exception whose __notes__ is not a list
             pass

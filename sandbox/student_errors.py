@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness import values as V
 from harness.impl import BrokenImplementation
-from harness.raised import ISOLATED
+from harness.raised import HEADER
 
 from .failures import StudentExit
 
@@ -112,7 +112,7 @@ def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException
         err.add_note(limit)
     frames = traceback_frames(tb)
     if frames:
-        err.add_note(f"{ISOLATED.format(shown)}\n{frames}")
+        err.add_note(f"{HEADER.format(shown)}\n{frames}")
     out = proc.output_since(mark)
     if out.strip():
         err.add_note(f"your code printed:\n{out}")

@@ -11,7 +11,7 @@ import sys
 from harness.childenv import child_env
 from harness.impl import Implementation, LocalBackend
 
-from .support import ROOT
+from .support import ROOT, adapters_only
 
 FAILING = '''
 from harness.impl import Implementation, LocalBackend
@@ -41,3 +41,24 @@ def test_a_failing_assert_names_the_adapter_call_not_the_harness(tmp_path):
     assert proc.returncode == 1, out  # the test ran and failed
     assert "where 5.5 = run_compression_ratio('hello world', [1, 2])" in out, out
     assert "functools.partial" not in out and "bound method" not in out, out
+
+
+TOKENIZER_ADAPTERS = """
+class Tokenizer:
+    def encode(self, text):
+        return []
+
+
+def get_tokenizer(vocab, merges, special_tokens=None):
+    return Tokenizer()
+"""
+
+
+def test_a_tokenizer_is_named_by_the_adapter_that_made_it(tmp_path):
+    # what a failing Hypothesis example shows for a tokenizer argument: the function a student
+    # can find (adapters.py's), not the package the harness loaded it from
+    vocab = {i: bytes([i]) for i in range(256)}
+    student = Implementation(LocalBackend("student", adapters_only(tmp_path / "sub", TOKENIZER_ADAPTERS)))
+    assert repr(student.get_tokenizer(vocab, [])) == "<tokenizer from adapters.get_tokenizer(...)>"
+    reference = Implementation(LocalBackend("reference"))
+    assert repr(reference.get_tokenizer(vocab, [])) == "<tokenizer from the reference's adapters.get_tokenizer(...)>"

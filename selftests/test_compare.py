@@ -31,7 +31,7 @@ pytestmark = pytest.mark.timeout(600)
 TRACEBACK = """tests/public/test_tokenizer.py:20: in test_encode
     ids = tok.encode(text)
 E   KeyError: "'<'"
-E   raised by KeyError in the isolated worker:
+E   your code raised KeyError (innermost call last):
 E     File "student/tokenizer.py", line 158, in _encode
 E       out.append(self.special_ids[m.group()])
 E                  ~~~~~~~~~~~~~~~~^^^^^^^^^^^
@@ -512,3 +512,10 @@ def test_compare_of_a_zip_that_cannot_be_read_says_why_in_one_line(tmp_path, cap
     assert C.main(bad, None, None, None, 60.0) == 2
     err = capsys.readouterr().err.strip().splitlines()
     assert len(err) == 1 and err[0].startswith("compare: bob.zip: "), err
+
+
+def test_first_difference_drops_pytests_advice_on_verbosity():
+    output = ("E   AssertionError: decode of the new ids should give the new special tokens\n"
+              "E   assert ['', ''] == ['(x|y)', '<pad>']\nE     \nE     At index 0 diff: '' != '(x|y)'\n"
+              "E     Use -v to get more diff\n")
+    assert first_divergence(output) == "decode of the new ids should give the new special tokens\nAt index 0 diff: '' != '(x|y)'"
