@@ -59,6 +59,7 @@ def test_probe_mismatch_is_re_explained_with_the_rebuild_recipe(tmp_path):
         explain_file_mismatch(ChunkByChunk(), str(path), RIGHT, VOCAB, "the recipe")
     message = str(err.value)
     assert "position 1" in message and "'a\\n' | '  b'" in message and "the input: the recipe" in message, message
+    assert "the input: the recipe" in message.splitlines()[1], "second: feedback keeps a failure's first lines"
 
 
 def test_a_token_spanning_a_chunk_boundary_names_chunks_encoded_on_their_own():
@@ -179,18 +180,19 @@ def test_every_merge_test_shows_the_merge_call_it_made(tmp_path):
         assert not re.search(r"\d+ id (of|after) merge", text), (name, text[:1500])
 
 
-def test_ids_that_stop_early_say_the_stream_ended_before_its_input():
+def test_ids_that_stop_early_say_they_end_before_the_input_does():
     # "a\n  b" should be 97, 300, 301; a stream that stops after "a" gives [97]: the next
     # expected id (300, b"\n ") starts at character 1, inside the first chunk "a\n"
     first = failure([97]).splitlines()[0]  # the line a hidden test shows
     assert first.startswith("encode_iterable ids differ at position 1"), first
-    assert "stopped at character 1 of 5, in chunk 1 of 2, before its input ended" in first, first
+    assert "ids end at character 1 of 5, in chunk 1 of 2, before its input does" in first, first
+    assert "never encoded" in first, first  # not "stopped": a stream may read on and drop what it held back
     assert "spans the chunk boundary" not in first
 
 
-def test_nothing_at_all_says_the_stream_stopped_at_its_start():
+def test_nothing_at_all_says_the_ids_end_at_the_start():
     first = failure([]).splitlines()[0]
-    assert "stopped at character 0 of 5, in chunk 1 of 2, before its input ended" in first, first
+    assert "ids end at character 0 of 5, in chunk 1 of 2, before its input does" in first, first
 
 
 def test_an_endless_stream_that_yields_nothing_fails_saying_so_not_with_stopiteration():

@@ -60,12 +60,13 @@ def assert_stream_ids_equal(
     pos = first_difference(expected, actual)
     at = char_offset(expected, pos, vocab, text) if vocab is not None else None
     if pos == len(actual) < len(expected):
-        # the ids are a prefix of the expected ones: the stream ended before its input did
+        # the ids are a prefix of the expected ones: they end before the input does, whether the
+        # stream stopped reading there or read on and never encoded what it held back at the end
         where = "" if at is None else f" at character {at} of {len(text)}, in chunk {chunk_at(chunks, at) + 1} of {len(chunks)}"
         first, _, rest = message.partition("\n")
         message = (
-            f"{first}: encode_iterable stopped{where}, before its input ended: it must go on, chunk after "
-            "chunk, until the iterable is exhausted" + (f"\n{rest}" if rest else "")
+            f"{first}: encode_iterable's ids end{where}, before its input does: the text from there on was never "
+            "encoded (read the iterable to its end, then encode the text still held back)" + (f"\n{rest}" if rest else "")
         )
     if at is None:
         note = f"  {len(chunks)} chunks; the first ones: {chunks_around(chunks, 0)}"
@@ -138,7 +139,8 @@ def spanned_boundary(chunks: Sequence[str], at: int, token: bytes) -> int | None
 def explain_file_mismatch(tokenizer, path: str, expected: list[int], vocab: Mapping[int, bytes], rebuild: str) -> None:
     """For a probe whose id count or digest was wrong: stream the file's lines through
     ``tokenizer.encode_iterable`` again, keeping the ids this time, and fail with the first
-    difference, the chunk boundaries around it and ``rebuild`` (how to make the input).
+    difference, how to make the input (``rebuild``, right after the difference's first line:
+    feedback keeps a failure's first lines) and the chunk boundaries around it.
     Returns only if this second run gives the expected ids."""
     __tracebackhide__ = True
     with open(path, encoding="utf-8", newline="") as f:
@@ -150,4 +152,5 @@ def explain_file_mismatch(tokenizer, path: str, expected: list[int], vocab: Mapp
         message = str(err)
     else:
         return
-    raise AssertionError(f"{message}\n  the input: {rebuild}, read line by line (open(path, newline=''))") from None
+    first, _, rest = message.partition("\n")  # how to make the input second: a long difference is cut at its end
+    raise AssertionError(f"{first}\n  the input: {rebuild}, read line by line (open(path, newline=''))\n{rest}") from None

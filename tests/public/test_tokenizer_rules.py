@@ -96,7 +96,8 @@ def test_merge_onto_a_special_tokens_bytes_is_an_error_or_works(impl):
         return
     ids = tok.encode("ab")
     assert len(ids) == 1, f"'ab' is a special token: encode('ab') should be its one id, got {ids}"
-    assert tok.decode(ids + [ord("x")]) == "abx"
+    got = tok.decode(ids + [ord("x")])
+    assert got == "abx", f"'ab' is a special token with id {ids[0]}: decode({ids + [ord('x')]}) should be 'abx', got {got!r}"
 
 
 # ---- which id, which rank ----------------------------------------------------------------
