@@ -38,7 +38,9 @@ MAX_SPEED_LINES = 4
 # (``assert 9 == 1``) and its ``where``s, which can name objects by address (another each run);
 # a comparison's diff lines (``At index 0 diff: ...``, ``- abd``) are kept
 PYTEST_RESTATEMENT = re.compile(r"assert .*|\+\s+(where|and|or) .*")
-PYTEST_VERBOSITY = re.compile(r"(Use -v+ to get (more|the full) diff|Omitting \d+ identical items, use -vv to show)")  # no use on a results page
+# no use on a results page: pytest's advice on verbosity, and the harness's fixtures in a failing
+# Hypothesis example's arguments (``impl=impl,``: the submission, ``ref=ref,``: the reference)
+PYTEST_VERBOSITY = re.compile(r"Use -v+ to get (more|the full) diff|Omitting \d+ identical items, use -vv to show|impl=impl,|ref=ref,")
 
 
 def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_indent: bool = False) -> str:

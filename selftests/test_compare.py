@@ -519,3 +519,9 @@ def test_first_difference_drops_pytests_advice_on_verbosity():
               "E   assert ['', ''] == ['(x|y)', '<pad>']\nE     \nE     At index 0 diff: '' != '(x|y)'\n"
               "E     Use -v to get more diff\n")
     assert first_divergence(output) == "decode of the new ids should give the new special tokens\nAt index 0 diff: '' != '(x|y)'"
+
+
+def test_first_difference_leaves_the_harness_fixtures_out_of_a_failing_example():
+    output = ("E   AssertionError: get_pair_counts([0]) differs\nE   Failing test case: test_pair_counts(\n"
+              "E       impl=impl,\nE       ids=[0],\nE   )\n")
+    assert first_divergence(output, keep_indent=True) == "get_pair_counts([0]) differs\nFailing test case: test_pair_counts(\n    ids=[0],\n)"

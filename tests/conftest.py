@@ -188,12 +188,14 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
     (equal to ``expected`` when given, else to the reference's result) and within the
     policy's multiple of the reference plus its floor. The speed line, with the reference
     time used, is recorded either way. ``hint``, what usually makes such code slow, ends a
-    "too slow" line (a hidden test shows its first line only)."""
+    "too slow" line (a hidden test shows its first line only). ``explain(result)``, given, says
+    what is wrong with a wrong result by raising ``AssertionError`` (``assert_ids_equal``: the
+    first differing id, both tokens' bytes and where in the input)."""
     from harness.timing import SpeedPolicy, best_time, result_difference, speed_report, timed_within
 
     policy = policy_value(pytestconfig, "speed", SpeedPolicy())  # the grading policy's, when grading
 
-    def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE, hint: str = ""):
+    def check(what: str, run_impl, run_ref, expected=_FROM_REFERENCE, hint: str = "", explain=None):
         impl.ready()  # a worker's start is never timed (an earlier stop may have ended the last)
         with impl.paused() as stopped:
             ref_result, reference = best_time(run_ref)
@@ -207,6 +209,11 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
             pytest.fail(f"too slow: stopped after {seconds:.2f} s, past its limit (its result was not awaited): "
                         f"{report}{look}", pytrace=False)
         wrong = result_difference(ref_result if expected is _FROM_REFERENCE else expected, result)
+        if wrong is not None and explain is not None:  # the test's own account of the difference
+            try:
+                explain(result)
+            except AssertionError as err:
+                wrong = str(err)
         assert wrong is None, f"wrong result, and speed counts only for correct results: {wrong}\n{report}"
         assert seconds <= limit, f"too slow: {report}{look}"
         return result

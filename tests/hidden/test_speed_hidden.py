@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import pytest
 from tests.conftest import EOT, fresh
+from tests.diff import assert_ids_equal
 
 
 @pytest.mark.speed
@@ -18,11 +19,13 @@ def test_gpt2_encode_of_1mb_correct_and_within_the_speed_limit(impl, ref, gpt2_v
     impl.start_afresh()
     tok = impl.get_tokenizer(*fresh(gpt2_vocab_merges), [EOT])
     ref_toks = [ref.get_tokenizer(*gpt2_vocab_merges, [EOT]) for _ in range(3)]
+    expected = gpt2_oracle(text)  # tiktoken's ids: a fast wrong answer earns nothing
     check_speed(
         "GPT-2 encode of 1 MB of generated text",
         lambda: tok.encode(text),
         lambda: ref_toks.pop().encode(text),
-        expected=gpt2_oracle(text),  # tiktoken's ids: a fast wrong answer earns nothing
+        expected=expected,
+        explain=lambda got: assert_ids_equal(got, expected, vocab=gpt2_vocab_merges[0], text=text),
         hint="the merge list searched per pre-token instead of a dict of pair ranks built once in __init__, "
              "no cache of the ids of pre-tokens already encoded, or patterns compiled on every call",
     )
@@ -33,7 +36,7 @@ def test_training_on_corpus_en_correct_and_within_the_speed_limit(impl, ref, fix
     path = str(fixture_path("corpus_en.txt"))
     impl.start_afresh()  # a hidden test trained on this file: nothing the submission kept of it may serve here
     check_speed(
-        "train_bpe(corpus_en.txt, 1000, [EOT])",
+        f"train_bpe(corpus_en.txt, 1000, [{EOT!r}])",
         lambda: without_layout(impl.run_train_bpe(path, 1000, [EOT])),
         lambda: without_layout(ref.run_train_bpe(path, 1000, [EOT])),
         hint="the pair counts recomputed over the whole corpus after each merge (update only the words "
