@@ -104,7 +104,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "repeated_merge_last_rank": ("*repeated_merge*",), "special_ids_from_vocab_length": ("*special*",),
     "save_ascii_escaped": FILES, "save_vocab_in_given_order": FILES, "save_merges_without_final_newline": FILES,
     "save_accepts_duplicate_bytes": FILES + ("*duplicate*",), "load_skips_malformed_lines": FILES + ("*malformed*", "*empty_part*"),
-    "load_keeps_carriage_returns": FILES, "load_always_skips_first_line": FILES, "load_drops_unknown_characters": FILES + ("*outside_gpt2*",),
+    "load_keeps_carriage_returns": FILES, "load_always_skips_first_line": FILES, "load_skips_hash_lines": FILES, "load_drops_unknown_characters": FILES + ("*outside_gpt2*",),
     "files_without_byte_decoder": FILES, "save_without_byte_encoder": FILES,
     "encode_quadratic_list_concat": ("*speed*",),
     "encode_iterable_joins_everything": ("*encode_iterable*",), "encode_iterable_chunks_independently": ("*encode_iterable*",),

@@ -192,6 +192,13 @@ def save_tokenizer_files(vocab, merges, vocab_path, merges_path):
         first=(RULES,),
     ),
     Mutant(
+        "load_skips_hash_lines", "tokenizer",
+        "load_tokenizer_files skips every merges.txt line starting with '#' as a comment, not only the "
+        "#version header, which drops GPT-2's merges '# #', '## ##' and the others starting with '#'.",
+        (Replace("gpt2_files.py", '(lineno == 1 and line.startswith("#version"))', 'line.startswith("#")'),),
+        first=("tests/public/test_tokenizer_files.py",),
+    ),
+    Mutant(
         "load_drops_unknown_characters", "tokenizer",
         "load_tokenizer_files silently drops characters that are not in GPT-2's byte table instead "
         "of raising a ValueError naming the file.",
