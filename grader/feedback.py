@@ -63,7 +63,7 @@ def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_in
         if picked and not picked[0].startswith("assert "):  # the test's own message: pytest's restatement dropped
             picked = [ln for ln in picked if not PYTEST_RESTATEMENT.match(ln.strip())]
         at = 2 if len(picked) > 1 and picked[1].startswith(CALL_NOTE) else 1  # the exception, the call, then where
-        picked, frames = _where_raised(picked, min(MAX_FRAME_LINES, max(max_lines - at - 1, 1)))
+        picked, frames = _where_raised(picked, min(MAX_FRAME_LINES, max(max_lines - 2, 1)))
         if max_lines - at < 2 and len(frames) > 1:  # no room for the header and a frame: the innermost frame alone
             frames = frames[1:]
         if not keep_indent:

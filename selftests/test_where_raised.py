@@ -125,6 +125,15 @@ E   hello
 """
 
 
+CALLED = WORKER_TRACEBACK.replace("E   your code raised", "E   the call: adapters.run_get_pair_counts([7, 8])\nE   your code raised")
+
+
+def test_the_call_comes_after_the_exception_and_leaves_the_frames_as_they_were():
+    shown = first_divergence(CALLED).splitlines()
+    assert shown[1] == "the call: adapters.run_get_pair_counts([7, 8])"
+    assert shown[:1] + shown[2:] == first_divergence(WORKER_TRACEBACK).splitlines()
+
+
 def test_outer_frames_that_do_not_fit_are_left_out_saying_so():
     shown = first_divergence(WORKER_TRACEBACK).splitlines()
     assert shown[:3] == ["IndexError: list index out of range", "your code raised IndexError (innermost call last):", "  ..."]
@@ -145,7 +154,6 @@ def test_the_exception_line_the_worker_adds_after_the_frames_is_not_repeated():
 
 
 def test_in_three_lines_the_call_and_the_innermost_frame_come_after_the_exception():
-    output = WORKER_TRACEBACK.replace("E   your code raised", "E   the call: adapters.run_get_pair_counts([7, 8])\nE   your code raised")
-    assert first_divergence(output, max_lines=3).splitlines()[:3] == [  # what grade's "look at these first" shows
+    assert first_divergence(CALLED, max_lines=3).splitlines()[:3] == [  # what grade's "look at these first" shows
         "IndexError: list index out of range", "the call: adapters.run_get_pair_counts([7, 8])",
         '  File "countpkg/helpers.py", line 14, in inner']
