@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.in_progress import FRAMES_HEADER
 from harness.call_text import CALL_NOTE
-from harness.raised import HEADER_LINE
+from harness.raised import FRAME_LINE, HEADER_LINE
 
 from .report import KNOWN_BUG_PREFIX, Case, known_bug_line
 
@@ -27,7 +27,6 @@ HIDDEN_NOTE = HIDDEN_NOTES["first_line"]
 
 MAX_DIVERGENCE_LINES = 8
 MAX_FRAME_LINES = 6  # lines of the submission's innermost frames shown for an exception it raised (code and markers)
-FRAME_LINE = re.compile(r'File "(?P<path>[^"]*)", line \d+, in .*')
 MAX_BLOCK_CHARS = 1500  # characters of one failure shown in a results entry
 NOT_RUN = "not run: grading stopped before this test (see the log)"
 MAX_OTHER_CASES = 8  # failing cases listed by id after the first one

@@ -20,11 +20,12 @@ from types import TracebackType
 
 import pytest
 
-from .timeouts import HANDOVER, OWN, timeout_limit
+from .timeouts import handed_over_frames, timeout_limit
 
 MAX_FRAMES = 6  # the innermost frames told, as many as the isolated worker tells
 HEADER = "your code raised {} (innermost call last):"  # the line before the frames, the exception's class named
 HEADER_LINE = re.compile(r"your code raised [\w.]+ \(innermost call last\):")
+FRAME_LINE = re.compile(r'File "(?P<path>[^"]*)", line \d+, in .*')  # a frame's first line (traceback.format_list's, unindented)
 
 
 def submission_traceback(tb: TracebackType | None, root: Path) -> str:
@@ -35,14 +36,7 @@ def submission_traceback(tb: TracebackType | None, root: Path) -> str:
     worker tells the other files' frames too (the standard library's as ``<python>/``);
     feedback shows the submission's own where it has them (:mod:`grader.feedback`)."""
     root_dir = str(Path(root).resolve()) + os.sep
-    frames, handed_over = [], False
-    for frame in traceback.extract_tb(tb):
-        path = os.path.realpath(frame.filename)
-        if path == HANDOVER:
-            handed_over = True
-        elif handed_over and not path.startswith(OWN):
-            frame.filename = path
-            frames.append(frame)
+    frames = handed_over_frames(tb)
     own = [f for f in frames[-MAX_FRAMES:] if f.filename.startswith(root_dir)]  # the worker's last frames, its own
     for frame in own:
         frame.filename = frame.filename[len(root_dir):]

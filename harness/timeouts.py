@@ -16,7 +16,9 @@ import os
 import re
 import signal
 import threading
+import traceback
 from pathlib import Path
+from types import TracebackType
 
 import pytest
 
@@ -122,18 +124,27 @@ class SignalTimer:
         return True
 
 
+def handed_over_frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
+    """The frames of ``tb`` after the harness handed a call to the submission in this process
+    (:mod:`harness.dispatch`; none when it ran in a worker), none of this package's, innermost
+    last, each ``filename`` its real path (their lines read: :func:`traceback.extract_tb`)."""
+    frames, handed_over = [], False
+    for frame in traceback.extract_tb(tb):
+        path = os.path.realpath(frame.filename)
+        if path == HANDOVER:
+            handed_over = True
+        elif handed_over and not path.startswith(OWN):
+            frame.filename = path
+            frames.append(frame)
+    return frames
+
+
 def student_frames(excinfo: pytest.ExceptionInfo, root: Path) -> list[str]:
-    """The traceback's frames in files of the submission at ``root``, innermost last, as
-    ``path:line in function`` relative to ``root``: those after the harness handed a call to
-    the submission in this process (:mod:`harness.dispatch`; none when it ran in a worker),
-    none of this package's."""
+    """The traceback's frames in files of the submission at ``root`` (of
+    :func:`handed_over_frames`), innermost last, as ``path:line in function`` relative to ``root``."""
     root_dir = str(root.resolve()) + os.sep
-    shown, handed_over = [], False
-    for entry in excinfo.traceback:
-        path = os.path.realpath(str(entry.path))
-        handed_over = handed_over or path == HANDOVER
-        if handed_over and path.startswith(root_dir) and not path.startswith(OWN):
-            shown.append(f"{os.path.relpath(path, root_dir)}:{entry.lineno + 1} in {entry.name}")
+    shown = [f"{os.path.relpath(f.filename, root_dir)}:{f.lineno} in {f.name}"
+             for f in handed_over_frames(excinfo.tb) if f.filename.startswith(root_dir)]
     return shown[-MAX_FRAMES:]
 
 

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from harness import values as V
 from harness.impl import BrokenImplementation
-from harness.raised import HEADER
+from harness.raised import FRAME_LINE, HEADER
 
 from .failures import StudentExit
 
@@ -55,7 +55,7 @@ def traceback_frames(tb: str) -> str:
     lines, then the exception's own, which the failure shows already; cut at the front when
     long): from the first whole frame to the innermost frame's last line, ``""`` without one."""
     lines = tb.rstrip().splitlines()
-    starts = [i for i, ln in enumerate(lines) if ln.startswith('  File "')]
+    starts = [i for i, ln in enumerate(lines) if ln.startswith("  ") and FRAME_LINE.fullmatch(ln[2:])]
     if not starts:
         return ""
     end = starts[-1] + 1

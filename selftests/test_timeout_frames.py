@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from harness import in_progress, timeouts
-from harness.impl import Implementation
+from harness.impl import Implementation, LocalBackend
 from sandbox import stacks
 from sandbox.backend import WorkerBackend
 from sandbox.failures import WorkerTimeout
@@ -189,3 +189,15 @@ def test_a_noted_frame_list_belongs_to_its_error_only():
     in_progress.note_frames(first, ["adapters.py:3 in run_merge"])
     assert in_progress.frames_at(first) == ["adapters.py:3 in run_merge"]
     assert in_progress.frames_at(second) == []
+
+
+def test_in_process_the_traceback_gives_the_same_frames(tmp_path):
+    # what a timeout in-process names (harness.timeouts.student_frames): the submission's frames
+    # of the exception's own traceback, relative to it, the harness's left out; here the code
+    # raises where the isolated tests' spins
+    root = submission(tmp_path / "sub")
+    (root / "slowpkg" / "loops.py").write_text(LOOPS.replace("while True: n += 1", "while True: n += 1 / 0"))
+    impl = Implementation(LocalBackend("student", root))
+    with pytest.raises(ZeroDivisionError) as info:
+        impl.run_merge([1, 2], (1, 2), 3)
+    assert timeouts.student_frames(info, root) == WHERE
