@@ -403,7 +403,7 @@ def test_word_ids_that_differ_point_at_a_pretokenize_that_differs_first():
 
     text, gpt2 = "a café b.", ["a", " café", " b", "."]
     with pytest.raises(AssertionError) as err:
-        assert_word_ids_equal([1, 2, 3, 4, 5], [1, 2, 3, 4], text, gpt2, lambda: ["a", " caf", "é", " b", "."])
+        assert_word_ids_equal([1, 2, 3, 4, 5], [1, 2, 3, 4], text, gpt2, lambda _: ["a", " caf", "é", " b", "."])
     message = str(err.value)
     assert message.startswith("ids differ at position 4"), message  # the ids part later than the words
     assert "your pretokenize already differs from GPT-2's on this text at pre-token #1 (expected ' café', got ' caf')" \
@@ -461,3 +461,65 @@ def test_pair_counts_name_missing_extra_and_wrong_count_pairs_and_a_non_dict_pla
     with pytest.raises(AssertionError) as err:  # not a TypeError from dict(None)
         assert_counts_equal(None, {(5, 5): 2})
     assert str(err.value).startswith("pair counts should be a dict of pair -> count, got NoneType: None"), str(err.value)
+
+
+# "a  b": GPT-2's pre-tokens "a", " ", " b" (ids 97, 32, 301); a pattern without GPT-2's
+# \s+(?!\S) branch gives "a", "  ", "b" (ids 97, 32, 32, 98)
+SPACES, SPACES_VOCAB, SPACES_IDS = "a  b", {**VOCAB, 301: b" b"}, [97, 32, 301]
+
+
+@pytest.mark.parametrize(
+    "actual, theirs, hinted",
+    [
+        ([97, 32, 32, 98], lambda text: ["a", "  ", "b"], True),  # the pre-tokens part (byte 1) before the ids (byte 2)
+        ([97, 32, 32, 98], lambda text: ["a", " ", " b"], False),  # GPT-2's pre-tokens: merging is what differs
+        ([98, 32, 301], lambda text: ["a", "  ", "b"], False),  # the ids part first (byte 0): the pre-tokens do not explain it
+        ([97, 32, 32, 98], lambda text: [][5], False),  # pretokenize raises (not written yet): its own tests say so
+    ],
+    ids=["pretokens_part_first", "pretokens_agree", "ids_part_first", "pretokenize_raises"],
+)
+def test_ids_that_differ_point_at_a_pretokenize_that_differs_first_only_where_it_does(actual, theirs, hinted):
+    # a pattern missing a branch failed every tiktoken-agreement test with ids alone; Part 1's
+    # word tokenizer already said "fix pretokenize first"
+    from tests.diff import assert_ids_equal
+
+    with pytest.raises(AssertionError) as err:
+        assert_ids_equal(actual, SPACES_IDS, vocab=SPACES_VOCAB, text=SPACES, pretokenize=theirs)
+    message = str(err.value)
+    assert ("fix pretokenize first" in message) == hinted, message
+    if hinted:
+        assert "at pre-token #1 (expected ' ', got '  ') at byte 1" in message, message
+
+
+def test_the_byte_where_ids_differ_is_also_given_as_a_character():
+    # encode_iterable's messages said "at character 777" beside this line's "at byte 787"
+    from tests.diff import assert_ids_equal
+
+    vocab = {**VOCAB, 400: "é".encode(), 401: b" b"}
+    with pytest.raises(AssertionError) as err:
+        assert_ids_equal([400, 32, 98], [400, 401], vocab=vocab, text="é b")
+    assert "at byte 2 (character 1) of the input" in str(err.value), str(err.value)
+
+
+def test_a_pattern_missing_a_branch_fails_tiktoken_agreement_with_fix_pretokenize_first(tmp_path):
+    # the catalogued bug as a whole submission, through the public test as students run it
+    import subprocess
+    import sys
+
+    from harness.childenv import child_env
+    from mutants.build import build
+    from mutants.catalogue import by_name
+
+    from .support import ROOT
+
+    sub = tmp_path / "sub"
+    build(by_name("pattern_missing_trailing_space_branch"), sub)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--submission", str(sub),
+         "tests/public/test_tiktoken_agreement.py::test_ids_match_tiktoken_gpt2_on_targeted_text[long_space_run]"],
+        cwd=ROOT, env=child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0"), capture_output=True, text=True,
+        timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert proc.returncode == 1, proc.stdout[-3000:]
+    assert "your pretokenize already differs from GPT-2's on this text at pre-token #1" in proc.stdout, proc.stdout[-3000:]
+    assert "fix pretokenize first (tests/public/test_pretokenize.py)" in proc.stdout, proc.stdout[-3000:]

@@ -222,12 +222,11 @@ def check_speed(pytestconfig: pytest.Config, record_property, impl):
 
 
 @pytest.fixture(scope="session")
-def gpt2_pretokenize(gpt2_encoding):
+def gpt2_pretokenize():
     """The oracle of GPT-2 pre-tokenization: ``regex.findall`` with tiktoken's own pattern."""
     import regex
 
-    pattern = regex.compile(gpt2_encoding._pat_str)
-    return pattern.findall
+    return regex.compile(gpt2_pattern()).findall
 
 
 # ---- part 5: the tokenizer -------------------------------------------------------------

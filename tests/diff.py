@@ -7,10 +7,15 @@ came back, and the first place they part (merge #37, token 12, byte 5), with con
 from __future__ import annotations
 
 from collections import Counter
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass
 from typing import Any
 
+import regex
+
 from harness.values import short_repr
+
+from .oracles import gpt2_pattern
 
 CONTEXT = 5  # items of context shown on each side of a difference
 
@@ -52,9 +57,13 @@ def assert_ids_equal(
     vocab: Mapping[int, bytes] | None = None,
     text: str | None = None,
     what: str = "ids",
+    pretokenize: Callable[[str], Sequence[str]] | None = None,
 ) -> None:
     """Equal id lists, or a message naming the first differing position, both tokens'
-    bytes and the text around it."""
+    bytes and the text around it. ``pretokenize``, the submission's (called only on a
+    difference, for a ``text`` of at most :data:`PRETOKENIZED_CHARS`): when its pre-tokens of
+    ``text`` part from GPT-2's at or before the byte where the ids part, the message says so
+    (its ``encode`` may pre-tokenize with it: the expected ids are of GPT-2's pre-tokens)."""
     __tracebackhide__ = True
     pos = first_difference(expected, actual)
     if pos is None:
@@ -67,18 +76,63 @@ def assert_ids_equal(
     lo = max(pos - CONTEXT, 0)
     lines.append(f"  expected[{lo}:{pos + CONTEXT + 1}] = {_tokens(expected[lo:pos + CONTEXT + 1], vocab)}")
     lines.append(f"  got[{lo}:{pos + CONTEXT + 1}]      = {_tokens(actual[lo:pos + CONTEXT + 1], vocab)}")
+    offset = None
     if vocab is not None:
         try:
             offset = sum(len(vocab[i]) for i in expected[:pos])
-            lines.append(f"  at byte {offset} of the input")
         except KeyError:
             pass
-        if text is not None:
-            data = text.encode("utf-8")
-            lines.append(f"  input around it: {data[max(offset - 20, 0):offset + 20]!r}")
+    if offset is not None and text is not None:
+        data = text.encode("utf-8")
+        character = len(data[:offset].decode("utf-8", errors="ignore"))
+        lines.append(f"  at byte {offset} (character {character}) of the input")
+        lines.append(f"  input around it: {data[max(offset - 20, 0):offset + 20]!r}")
+        apart = pretokens_apart(text, pretokenize) if pretokenize is not None and len(text) <= PRETOKENIZED_CHARS else None
+        if apart is not None and apart.byte <= offset:
+            lines.append(f"  {apart} at byte {apart.byte}, no later than the ids differ: if your encode "
+                         f"pre-tokenizes with it, {FIX_PRETOKENIZE}")
+    elif offset is not None:
+        lines.append(f"  at byte {offset} of the input")
     elif text is not None:
         lines.append(f"  input starts: {_short(text)}")
     raise AssertionError("\n".join(lines))
+
+
+# a pre-tokenizer's difference is looked for on texts up to this long (the pre-tokens of a
+# 1 MB text, a speed test's, would cost the submission's time and say what shorter tests say)
+PRETOKENIZED_CHARS = 100_000
+FIX_PRETOKENIZE = "fix pretokenize first (tests/public/test_pretokenize.py)"
+
+
+@dataclass(frozen=True)
+class PretokensApart:
+    """Where a submission's pre-tokens of a text first part from GPT-2's: pre-token ``index``,
+    GPT-2's and theirs there (``<end>`` past the last), and the byte of the text it starts at."""
+
+    index: int
+    expected: str
+    got: str
+    byte: int
+
+    def __str__(self) -> str:
+        return (f"your pretokenize already differs from GPT-2's on this text at pre-token #{self.index} "
+                f"(expected {self.expected}, got {self.got})")
+
+
+def pretokens_apart(text: str, theirs: Callable[[str], Sequence[str]], words: Sequence[str] | None = None) -> PretokensApart | None:
+    """Where ``theirs(text)`` first parts from ``words`` (GPT-2's pre-tokens of ``text``, from
+    its pattern when not given); None where they agree or ``theirs`` raises (not written yet, or
+    broken: its own tests say so)."""
+    try:
+        got = list(theirs(text))
+    except Exception:
+        return None
+    words = regex.findall(gpt2_pattern(), text) if words is None else words
+    k = first_difference(words, got)
+    if k is None:
+        return None
+    want, mine = (_short(w[k], 40) if k < len(w) else "<end>" for w in (words, got))
+    return PretokensApart(k, want, mine, len("".join(words[:k]).encode("utf-8")))
 
 
 def _segments(ids: Sequence, special_ids: set) -> list[tuple[int, list]]:
@@ -158,27 +212,20 @@ def assert_pieces_encoded(
 
 
 def assert_word_ids_equal(actual: list[int], expected: list[int], text: str, words: list[str], theirs) -> None:
-    """:func:`assert_ids_equal` for a word tokenizer's ids, saying where ``theirs()`` (the
+    """:func:`assert_ids_equal` for a word tokenizer's ids, saying where ``theirs(text)`` (the
     submission's pre-tokens of ``text``, asked only on a difference) first parts from
     ``words`` (GPT-2's): its pieces are the words, and ids number words by first
     appearance, so they part later than the words do."""
     __tracebackhide__ = True
     if first_difference(expected, actual) is None:
         return
-    try:
-        got_words = list(theirs())
-    except Exception:  # not written yet, or broken: its own tests say so
-        got_words = None
-    k = None if got_words is None else first_difference(words, got_words)
+    apart = pretokens_apart(text, theirs, words)
     try:
         assert_ids_equal(actual, expected, text=text)
     except AssertionError as err:
-        if k is None:
+        if apart is None:
             raise
-        want, got = (_short(w[k], 40) if k < len(w) else "<end>" for w in (words, got_words))
-        raise AssertionError(f"{err}\n  your pretokenize already differs from GPT-2's on this text at pre-token #{k} "
-                             f"(expected {want}, got {got}), and its pieces are the words: fix pretokenize first "
-                             "(tests/public/test_pretokenize.py)") from None
+        raise AssertionError(f"{err}\n  {apart}, and its pieces are the words: {FIX_PRETOKENIZE}") from None
 
 
 def assert_text_equal(actual: str, expected: str, *, what: str = "text") -> None:

@@ -115,10 +115,11 @@ def test_random_special_token_sets_round_trip(impl, rng, gpt2_vocab_merges, case
 
 
 @pytest.mark.parametrize("case", range(5))
-def test_random_strings_match_tiktoken(gpt2_tokenizer, gpt2_encoding, gpt2_vocab_merges, rng, case):
+def test_random_strings_match_tiktoken(impl, gpt2_tokenizer, gpt2_encoding, gpt2_vocab_merges, rng, case):
     for _ in range(100):
         text = random_text(rng, rng.randint(0, 80))
-        assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_encoding.encode_ordinary(text), vocab=gpt2_vocab_merges[0], text=text)
+        assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_encoding.encode_ordinary(text), vocab=gpt2_vocab_merges[0], text=text,
+                         pretokenize=impl.run_pretokenize)
 
 
 @pytest.mark.parametrize("case", range(5))
@@ -138,7 +139,8 @@ def test_random_prefix_of_gpt2_merges_matches_tiktoken(impl, rng, gpt2_vocab_mer
     with open(fixture_path("hidden/mixed.txt"), encoding="utf-8", newline="") as f:
         text = f.read()
     expected = tiktoken_for_merges(merges).encode_ordinary(text)
-    assert_ids_equal(impl.get_tokenizer(vocab, merges).encode(text), expected, vocab=vocab, text=f"first {count} merges: {text}")
+    assert_ids_equal(impl.get_tokenizer(vocab, merges).encode(text), expected, vocab=vocab, text=text,
+                     what=f"ids with the first {count} merges", pretokenize=impl.run_pretokenize)
 
 
 @pytest.mark.parametrize("case", range(3))

@@ -50,28 +50,32 @@ def read_text(path) -> str:
 
 
 @pytest.mark.parametrize("name", PUBLIC_FILES)
-def test_ids_match_tiktoken_gpt2_on_fixture_file(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path, name):
+def test_ids_match_tiktoken_gpt2_on_fixture_file(impl, gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path, name):
     text = read_text(fixture_path(name))
-    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text)
+    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text,
+                     pretokenize=impl.run_pretokenize)
 
 
 @pytest.mark.parametrize("text", TARGETED.values(), ids=TARGETED.keys())
-def test_ids_match_tiktoken_gpt2_on_targeted_text(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, text):
-    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text)
+def test_ids_match_tiktoken_gpt2_on_targeted_text(impl, gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, text):
+    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text,
+                     pretokenize=impl.run_pretokenize)
 
 
 @settings(max_examples=150)
 @given(st.text())
-def test_ids_match_tiktoken_gpt2_on_any_unicode_text(gpt2_tokenizer, gpt2_encoding, gpt2_vocab_merges, text):
+def test_ids_match_tiktoken_gpt2_on_any_unicode_text(impl, gpt2_tokenizer, gpt2_encoding, gpt2_vocab_merges, text):
     expected = gpt2_encoding.encode(text, allowed_special={EOT}, disallowed_special=())
-    assert_ids_equal(gpt2_tokenizer.encode(text), expected, vocab=gpt2_vocab_merges[0], text=text)
+    assert_ids_equal(gpt2_tokenizer.encode(text), expected, vocab=gpt2_vocab_merges[0], text=text,
+                     pretokenize=impl.run_pretokenize)
 
 
 @settings(max_examples=100)
 @given(st.text(alphabet=st.sampled_from(list("ab '1.\n\t!é€ ")), max_size=60))
-def test_ids_match_tiktoken_gpt2_on_pretoken_edge_cases(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, text):
+def test_ids_match_tiktoken_gpt2_on_pretoken_edge_cases(impl, gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, text):
     """Few characters, many boundaries: spaces, newlines, apostrophes, digits, punctuation."""
-    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text)
+    assert_ids_equal(gpt2_tokenizer.encode(text), gpt2_oracle(text), vocab=gpt2_vocab_merges[0], text=text,
+                     pretokenize=impl.run_pretokenize)
 
 
 # ---- a tokenizer with the first 1000 merges of GPT-2 -----------------------------------
@@ -105,16 +109,18 @@ def prefix_expected(tok, oracle, text: str) -> list[int]:
 
 
 @pytest.mark.parametrize("name", PUBLIC_FILES)
-def test_first_1000_gpt2_merges_match_tiktoken_on_fixture_file(prefix_tokenizer, prefix_oracle, prefix_merges, fixture_path, name):
+def test_first_1000_gpt2_merges_match_tiktoken_on_fixture_file(impl, prefix_tokenizer, prefix_oracle, prefix_merges, fixture_path, name):
     text = read_text(fixture_path(name))
     expected = prefix_expected(prefix_tokenizer, prefix_oracle, text)
-    assert_ids_equal(prefix_tokenizer.encode(text), expected, vocab=merges_prefix_vocab(prefix_merges), text=text)
+    assert_ids_equal(prefix_tokenizer.encode(text), expected, vocab=merges_prefix_vocab(prefix_merges), text=text,
+                     pretokenize=impl.run_pretokenize)
 
 
 @pytest.mark.parametrize("text", TARGETED.values(), ids=TARGETED.keys())
-def test_first_1000_gpt2_merges_match_tiktoken_on_targeted_text(prefix_tokenizer, prefix_oracle, prefix_merges, text):
+def test_first_1000_gpt2_merges_match_tiktoken_on_targeted_text(impl, prefix_tokenizer, prefix_oracle, prefix_merges, text):
     expected = prefix_expected(prefix_tokenizer, prefix_oracle, text)
-    assert_ids_equal(prefix_tokenizer.encode(text), expected, vocab=merges_prefix_vocab(prefix_merges), text=text)
+    assert_ids_equal(prefix_tokenizer.encode(text), expected, vocab=merges_prefix_vocab(prefix_merges), text=text,
+                     pretokenize=impl.run_pretokenize)
 
 
 @pytest.mark.parametrize("count", [1, 10, 100])
@@ -123,4 +129,5 @@ def test_shorter_merge_prefixes_match_tiktoken(impl, gpt2_vocab_merges, fixture_
     vocab = merges_prefix_vocab(merges)
     text = read_text(fixture_path("multilingual.txt"))
     expected = tiktoken_for_merges(merges).encode_ordinary(text)
-    assert_ids_equal(impl.get_tokenizer(vocab, merges).encode(text), expected, vocab=vocab, text=text)
+    assert_ids_equal(impl.get_tokenizer(vocab, merges).encode(text), expected, vocab=vocab, text=text,
+                     pretokenize=impl.run_pretokenize)

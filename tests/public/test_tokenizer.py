@@ -299,7 +299,8 @@ def test_merges_apply_by_rank_hand_worked(impl, merges, text, tokens):
     vocab = small_vocab(merges)
     ids_of = {token: i for i, token in vocab.items()}
     tok = impl.get_tokenizer(vocab, merges)
-    assert_ids_equal(tok.encode(text), [ids_of[t] for t in tokens], vocab=vocab, text=text)
+    assert_ids_equal(tok.encode(text), [ids_of[t] for t in tokens], vocab=vocab, text=text,
+                     pretokenize=impl.run_pretokenize)
 
 
 # ---- decode ---------------------------------------------------------------------------

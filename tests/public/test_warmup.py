@@ -239,7 +239,7 @@ def test_word_vocabulary_is_the_gpt2_pretokens_of_the_training_text(impl, fixtur
     text = read_fixture(fixture_path, name)
     tok = impl.get_word_tokenizer(text)
     expected_ids, _ = word_oracle(gpt2_pretokenize, text, text)
-    assert_word_ids_equal(tok.encode(text), expected_ids, text, gpt2_pretokenize(text), lambda: impl.run_pretokenize(text))
+    assert_word_ids_equal(tok.encode(text), expected_ids, text, gpt2_pretokenize(text), impl.run_pretokenize)
 
 
 @pytest.mark.parametrize("name", PUBLIC_FILES)
@@ -307,7 +307,7 @@ def test_word_round_trip_on_fixture_files_loses_only_unseen_words(impl, fixture_
     expected_ids, expected_text = word_oracle(gpt2_pretokenize, training, text)
     tok = impl.get_word_tokenizer(training)
     ids = tok.encode(text)
-    assert_word_ids_equal(ids, expected_ids, text, gpt2_pretokenize(text), lambda: impl.run_pretokenize(text))
+    assert_word_ids_equal(ids, expected_ids, text, gpt2_pretokenize(text), impl.run_pretokenize)
     assert_text_equal(tok.decode(ids), expected_text, what="decode(encode(text))")
 
 
