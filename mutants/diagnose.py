@@ -7,9 +7,10 @@ and its records: it replays the last few recorded calls
 on the reference and on each catalogued mutant of the test's part (built once per session,
 each under its own package name, loaded in this process), after the bugs earlier failures of
 other parts matched (a pre-tokenization bug makes encode fail too, where an encode bug of
-the part may fit the same case: the bug already found is the likelier cause). If every call where the
-submission disagrees with the reference gives the submission's exact outcome on a mutant,
-its description is the answer, and the failure gets one more line:
+the part may fit the same case: the bug already found is the likelier cause). If every call replayed
+gives the submission's exact outcome on a mutant (the calls where it disagrees with the
+reference, and those where it agrees: an ASCII-only pre-tokenizer's wrong word ids once fitted
+a word-tokenizer bug that also broke calls the submission got right), its description is the answer, and the failure gets one more line:
 ``this matches a known bug: <description>`` (the grading plugin writes it). A small case can fit
 several bugs alike (one hand-worked encode fits four): on small calls every other mutant of the
 part is tried too, and each that fits is named after the first (``Or, alike on this case: ...``).
@@ -199,7 +200,9 @@ class Replayer:
 
     def diagnose(self, group: str | None, records: list, until: float | None = None) -> list[Mutant]:
         """The catalogued bugs of ``group`` (the bugs found for other groups' failures tried
-        first) that give every wrong outcome in ``records``: the first found, and on small
+        first) that give every outcome in ``records``, the submission's wrong ones and its right
+        ones (a bug that also breaks a call the submission got right is not the submission's,
+        however its wrong outcomes fit): the first found, and on small
         inputs (:func:`_small`) every other one too (up to ``MAX_NAMED``), since a small case
         can fit several bugs alike. No mutant is tried once ``time.monotonic()`` passes
         ``until`` (what fitted before it is the answer)."""
@@ -215,9 +218,11 @@ class Replayer:
             if any(isinstance(got, Large) for _, got in recent):
                 return []  # a result too large to keep: no catalogued bug returns one
             reference_start = time.process_time()
-            wrong = [(call, got) for call, got in recent if not _same(got, self.run(None, call))]
+            agrees = [_same(got, self.run(None, call)) for call, got in recent]
+            wrong = [record for record, same in zip(recent, agrees) if not same]
             if not wrong:
                 return []
+            right = [record for record, same in zip(recent, agrees) if same]
             limit = REPLAY_FLOOR + REPLAY_MULTIPLE * (time.process_time() - reference_start)
             # Mutants named after the wrong call (decode_*, merge_*) first: each mutant tried
             # may have to build a GPT-2-sized tokenizer, and the budget is per failure.
@@ -231,7 +236,7 @@ class Replayer:
                     break
                 # a bug already matched is likely the submission's own, as slow as its code: the budget left
                 left = TEST_BUDGET - (time.process_time() - start) if mutant.name in matched_before else 0.0
-                if self._fits(mutant, wrong, max(limit, left)):
+                if self._fits(mutant, wrong + right, max(limit, left)):
                     matched.append(mutant)
                     if len(matched) == MAX_NAMED:
                         break
@@ -244,13 +249,13 @@ class Replayer:
         finally:
             self.spent += time.process_time() - start
 
-    def _fits(self, mutant: Mutant, wrong: list, limit: float) -> bool:
-        """Whether ``mutant`` gives every wrong outcome, its replays (not its build) stopped
-        past ``limit`` seconds of CPU."""
+    def _fits(self, mutant: Mutant, records: list, limit: float) -> bool:
+        """Whether ``mutant`` gives every outcome of ``records`` (the wrong ones first: most
+        mutants part there), its replays (not its build) stopped past ``limit`` seconds of CPU."""
         self.backend(mutant)
         try:
             with cpu_limit(limit):
-                return all(_same(got, self.run(mutant, call)) for call, got in wrong)
+                return all(_same(got, self.run(mutant, call)) for call, got in records)
         except ReplayTooSlow:
             return False
 

@@ -217,6 +217,21 @@ def test_a_case_that_fits_one_known_bug_names_that_one_only():
     assert found == ["encode_merges_in_sorted_order"], found
 
 
+def test_a_bug_that_also_breaks_a_call_the_submission_got_right_is_not_named():
+    """A known bug is named when it behaves as the submission does on every call replayed, not
+    only on the wrong ones: a field test's ASCII-only pre-tokenizer was told "WordTokenizer
+    splits with str.split()", a bug that fits its wrong ids but breaks calls it got right. Here
+    the submission takes a pre-token whole from the vocabulary (wrong on "abc") and ranks the
+    merges right ("cbac"): merges taken in sorted order fit the first call alone."""
+    from mutants import diagnose as D
+
+    replayer = D.Replayer()
+    shortcut = small_vocab_records(*SORTED_OR_SHORTCUT)
+    [(ranked, _)] = small_vocab_records(*SORTED_ONLY)
+    found = [m.name for m in replayer.diagnose("tokenizer", shortcut + [(ranked, replayer.run(None, ranked))])]
+    assert "encode_whole_pretoken_from_vocab" in found and "encode_merges_in_sorted_order" not in found, found
+
+
 def test_a_bug_found_in_an_earlier_part_is_named_first_when_it_explains_a_later_failure():
     """A submission whose GPT-2 pattern lacks the ``\\s+(?!\\S)`` branch fails Part 3, and its
     encode fails in Part 5 on the same double spaces: there it was told "encode splits the text
