@@ -1,14 +1,16 @@
 """A submission's exception, as the worker described it, rebuilt on the trusted side.
 
-Only built-in exception classes are made here (looked up by name along the reported MRO), and
-the message and traceback are cut here too: the worker's own caps cannot be trusted.
+Only built-in exception classes are made here (looked up by name along the reported MRO), or
+a subclass of one adding nothing but the submission's class name (checked: dotted identifiers),
+so that its first line reads as in-process; the message and traceback are cut here too: the
+worker's own caps cannot be trusted.
 """
 
 from __future__ import annotations
 
 import builtins
 import re
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from harness import values as V
 from harness.impl import BrokenImplementation
@@ -76,6 +78,24 @@ class _KeyError(KeyError):
 _KeyError.__name__ = _KeyError.__qualname__ = "KeyError"
 _KeyError.__module__ = "builtins"
 
+_DOTTED = re.compile(r"[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*\Z")
+_NAMED: dict[tuple[type, str, str], type] = {}  # the classes made by _named_like, at most MAX_NAMED
+MAX_NAMED = 256
+
+
+def _named_like(base: type, module: Any, qualname: Any) -> type:
+    """``base`` under the submission's own class name, so that the exception's first line is
+    the one an in-process run shows (``student.bpe.MergeError: ...``, not ``Exception: ...``):
+    a subclass adding nothing but ``__module__`` and ``__qualname__``, made once per name.
+    ``base`` itself for a built-in class, or names that are not dotted identifiers."""
+    if type(module) is not str or type(qualname) is not str or module == "builtins" \
+            or not (_DOTTED.match(module) and _DOTTED.match(qualname)) or len(module) + len(qualname) > 200:
+        return base
+    key = (base, module, qualname)
+    if key not in _NAMED and len(_NAMED) < MAX_NAMED:
+        _NAMED[key] = type(qualname.rpartition(".")[2], (base,), {"__module__": module, "__qualname__": qualname})
+    return _NAMED.get(key, base)
+
 
 def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException:
     """The exception a submission raised in the worker (``info`` as the worker described it),
@@ -107,6 +127,8 @@ def student_error(info: dict, proc: "WorkerProcess", mark: int) -> BaseException
                 break
             except Exception:
                 continue
+        if mro and mro[0] != type(err).__name__:  # the submission's own class (or a library's)
+            err = _named_like(type(err), info.get("module"), info.get("qualname"))(message)
     limit = process_limit_note(message, proc.limits.max_processes)
     if limit is not None:
         err.add_note(limit)

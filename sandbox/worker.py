@@ -84,8 +84,8 @@ def unsandboxed(text: str) -> str:
 
 
 def describe(err: BaseException) -> dict:
-    """A student exception as plain data: class names along the MRO, message, short traceback
-    (paths relative to the submission)."""
+    """A student exception as plain data: class names along the MRO, its class's module and
+    qualified name, message, short traceback (paths relative to the submission)."""
     mro = [c.__name__ for c in type(err).__mro__ if c is not object]
     try:
         message = str(err)
@@ -106,7 +106,10 @@ def describe(err: BaseException) -> dict:
         text = "".join(traceback.format_list(frames)) + "".join(traceback.format_exception_only(type(err), err))
     except BaseException:
         text = ""
-    return {"kind": "error", "mro": mro, "message": unsandboxed(message[:20000]), "traceback": unsandboxed(text)[-4000:]}
+    kind = type(err)
+    return {"kind": "error", "mro": mro, "module": str(getattr(kind, "__module__", ""))[:200],
+            "qualname": str(getattr(kind, "__qualname__", ""))[:200],
+            "message": unsandboxed(message[:20000]), "traceback": unsandboxed(text)[-4000:]}
 
 
 def failure(kind: str, message: str) -> dict:

@@ -14,7 +14,7 @@ from sandbox.student_errors import traceback_frames
 from selftests.support import adapters_only, run_grade
 
 ADAPTERS = """\
-from countpkg.helpers import count, parse
+from countpkg.helpers import count, parse, ratio
 
 
 def run_get_pair_counts(ids):
@@ -23,6 +23,10 @@ def run_get_pair_counts(ids):
 
 def run_merge(ids, pair, new_id):
     return parse(ids)
+
+
+def run_compression_ratio(text, ids):
+    return ratio(text, ids)
 """
 HELPERS = """\
 import textwrap
@@ -44,15 +48,25 @@ def inner(ids, counts):
 
 def parse(ids):
     return textwrap.dedent(ids)
+
+
+class RatioError(ValueError):
+    pass
+
+
+def ratio(text, ids):
+    raise RatioError(f"no ratio for {len(ids)} ids")
 """
 TESTS = {
     "count": "tests/public/test_primitives.py::test_pair_counts_count_every_adjacent_pair",
     "merge": "tests/public/test_primitives.py::test_merge_replaces_left_to_right_without_overlap",
+    "ratio": "tests/public/test_warmup.py::test_compression_ratio_is_utf8_bytes_per_id",  # its own exception class
 }
 # the innermost frame in the submission's files, and its line of code: read from the sources above
 INNERMOST = {
     "count": ("countpkg/helpers.py", "inner", "counts[ids[i], ids[i + 1]] = "),
     "merge": ("countpkg/helpers.py", "parse", "return textwrap.dedent(ids)"),  # not the textwrap module's frame
+    "ratio": ("countpkg/helpers.py", "ratio", 'raise RatioError(f"no ratio for {len(ids)} ids")'),
 }
 
 
@@ -103,6 +117,13 @@ def test_the_markers_stay_under_the_code_they_mark(feedback, mode):
 @pytest.mark.parametrize("name", sorted(TESTS))
 def test_the_feedback_is_the_same_in_process_and_isolated(feedback, name):
     assert feedback["in-process"][name] == feedback["isolated"][name]
+
+
+@pytest.mark.parametrize("mode", ["in-process", "isolated"])
+def test_an_exception_of_the_submissions_own_class_is_told_by_that_class(feedback, mode):
+    # isolated, the first line named the nearest built-in class: "ValueError: no ratio for 2 ids"
+    first = feedback[mode]["ratio"].split("```text\n", 1)[-1].splitlines()[0]
+    assert first == "countpkg.helpers.RatioError: no ratio for 2 ids", feedback[mode]["ratio"]
 
 
 WORKER_TRACEBACK = """\
