@@ -4,8 +4,8 @@ deadline (less :data:`grader.deferred_diagnosis.ROOM`), and each one found still
 its case (:mod:`grader.deferred_diagnosis`). Outside a grading (a plain pytest run, no
 deadline) a failure is diagnosed as it is reported.
 
-The suite here is made up: four failing tests with a recorded call each, and a
-``pytest_bpe_known_bug`` that takes a second and logs when it ran."""
+The suite here is made up: ten failing tests with a recorded call each, and a
+``pytest_bpe_known_bug`` that takes half a second and logs when it ran."""
 
 from __future__ import annotations
 
@@ -20,8 +20,8 @@ from grader.report import read_run_report
 from harness.childenv import child_env
 
 ROOT = Path(__file__).resolve().parent.parent
-FAILING = 4
-DIAGNOSIS_SECONDS = 1.0
+FAILING = 10
+DIAGNOSIS_SECONDS = 0.5
 SUITE = f"""
 import pytest
 
@@ -74,6 +74,7 @@ groups:
 def run(tmp_path: Path, seconds_left: float | None) -> tuple[list, dict]:
     """The made-up suite run (with the grading plugin, under a deadline ``seconds_left`` from
     now, or none): the log of its tests' ends and diagnoses, and the known bug of each case."""
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "test_suite.py").write_text(SUITE)
     (tmp_path / "conftest.py").write_text(CONFTEST)
     (tmp_path / "grading.yaml").write_text(POLICY)
@@ -99,8 +100,13 @@ def test_a_graded_failure_is_diagnosed_once_every_test_has_run(tmp_path):
 
 
 def test_the_diagnoses_stop_with_room_left_before_the_deadline(tmp_path):
-    log, bugs = run(tmp_path, seconds_left=ROOM + 2 * DIAGNOSIS_SECONDS + 0.5)
-    diagnoses = [entry for entry in log if entry[0] == "diagnosis"]
+    # room for 9 diagnoses at most after the tests, if pytest started at once; a loaded machine
+    # once took the whole margin to start pytest and run the tests (then none is made): again
+    for attempt in range(3):
+        log, bugs = run(tmp_path / str(attempt), seconds_left=ROOM + (FAILING - 1) * DIAGNOSIS_SECONDS - 0.3)
+        diagnoses = [entry for entry in log if entry[0] == "diagnosis"]
+        if diagnoses:
+            break
     assert 1 <= len(diagnoses) < FAILING, log
     until = diagnoses[0][3]
     assert all(started <= until for _, _, started, _ in diagnoses), "none starts past the deadline less the room"
