@@ -7,10 +7,11 @@ and its records: it replays the last few recorded calls
 on the reference and on each catalogued mutant of the test's part (built once per session,
 each under its own package name, loaded in this process), after the bugs earlier failures of
 other parts matched (a pre-tokenization bug makes encode fail too, where an encode bug of
-the part may fit the same case: the bug already found is the likelier cause). If every call replayed
-gives the submission's exact outcome on a mutant (the calls where it disagrees with the
-reference, and those where it agrees: an ASCII-only pre-tokenizer's wrong word ids once fitted
-a word-tokenizer bug that also broke calls the submission got right), its description is the answer, and the failure gets one more line:
+the part may fit the same case: the bug already found is the likelier cause). If every
+call replayed gives the submission's exact outcome on a mutant (the calls where it disagrees
+with the reference, and those where it agrees: an ASCII-only pre-tokenizer's wrong word ids
+once fitted a word-tokenizer bug that also broke calls the submission got right), its
+description is the answer, and the failure gets one more line:
 ``this matches a known bug: <description>`` (the grading plugin writes it). A small case can fit
 several bugs alike (one hand-worked encode fits four): on small calls every other mutant of the
 part is tried too, and each that fits is named after the first (``Or, alike on this case: ...``).
