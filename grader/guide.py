@@ -5,7 +5,8 @@ report's ``Case.not_implemented``, ``not implemented: NAME`` to the student), th
 part that has one (the order of ``student/__init__.py``'s "Part N" list): on the untouched
 stubs, "start with Part 1". The failures that lost the most points follow, among the
 entries whose code exists (an unwritten function, or a test skipped until what it builds on
-works, is no bug to look at).
+works, is no bug to look at). A submission that could not be imported is told that first,
+once, with the file and line of the cause.
 """
 
 from __future__ import annotations
@@ -70,9 +71,25 @@ def where_to_start(groups: list[GroupResult], root: Path = ROOT) -> str:
     return f"{lead} {title} ({', '.join(files)}: {', '.join(names)})"
 
 
+def _load_failed(entry) -> bool:
+    """Whether every failing case of an entry failed because the submission could not be imported."""
+    return all(c.load_error is not None for c in entry.failing())
+
+
+def import_failure(groups: list[GroupResult]) -> str:
+    """One line saying the submission could not be imported (its cause, file and line first)
+    and how many entries fail on it, or "" when none does: the same line in every entry's
+    first failure, three times over in the failures below, hid that one fix was all it took."""
+    failed = [e for g in groups for e in g.tests if e.lost_cents > 0 and e.failing() and _load_failed(e)]
+    if not failed:
+        return ""
+    error = failed[0].failing()[0].load_error
+    return f"start here: {error}; the tests that need it fail until it imports ({len(failed)} entries)"
+
+
 def look_here(groups: list[GroupResult], root: Path = ROOT) -> str:
-    """The pointer to where to start, then the failures that lost the most points among the
-    entries whose functions exist."""
-    pointer = where_to_start(groups, root)
-    worst = top_failures(groups, skip=_not_yet)
+    """The pointer to where to start (the submission's import error, when it has one), then the
+    failures that lost the most points among the entries whose functions exist and import."""
+    pointer = import_failure(groups) or where_to_start(groups, root)
+    worst = top_failures(groups, skip=lambda e: _not_yet(e) or _load_failed(e))
     return "\n\n".join(x for x in (pointer, worst) if x)

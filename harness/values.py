@@ -211,7 +211,8 @@ def _inner(shape: "Shape | None", steps: Any) -> "Shape | None":
 
 
 def describe_import_error(err: BaseException, *, short_paths: bool = False, base: str | None = None) -> str:
-    """One line naming the file and line of an error raised while importing a submission (an
+    """One line naming the file and line of an error raised while importing a submission,
+    before its message (``ImportError in student/tokenizer.py, line 5: cannot import ...``; an
     error raised in a library it called, jaxtyping or json, also names the submission's own line
     that called it, given ``base``, the submission's folder); ``short_paths`` shows paths relative to ``base`` (the submission's copy in the isolated
     worker, whose own paths mean nothing to a student), or file names without one."""
@@ -240,7 +241,8 @@ def describe_import_error(err: BaseException, *, short_paths: bool = False, base
     message = str(err)
     if short_paths and base:
         message = message.replace(base.rstrip("/") + "/", "")
-    return f"{type(err).__name__}: {message}" + (f" ({where})" if where else "")
+    # where first, as for a SyntaxError: a line cut to a terminal's width keeps the file and line
+    return f"{type(err).__name__}" + (f" in {where}" if where else "") + f": {message}"
 
 
 def only(items: Any, kind: type) -> bool:

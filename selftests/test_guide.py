@@ -84,6 +84,20 @@ def test_failures_worth_a_look_leave_out_unwritten_functions_most_points_lost_fi
     assert len(lost) == 2 and lost == sorted(lost, reverse=True)
 
 
+
+def test_a_submission_that_cannot_be_imported_is_told_so_once_file_and_line_first():
+    # every entry's first failure said it, cut at "(student/toke…" in the three failures shown
+    error = ("adapters.py could not be imported: ImportError in student/tokenizer.py, line 21: cannot import name "
+             "'compile_specials' from 'student.pretokenize'")
+    tests = [failed_or_passed(c.nodeid, c.group, "failed", f"E   {error}") for c in
+             (case("warmup", "test_a", "failed"), case("primitives", "test_b", "failed"), case("tokenizer", "test_c", "failed"))]
+    for t in tests:
+        t.load_error = error
+    text = look_here(score_report(CONFIG, RunReport([*tests, case("train", "test_d", "failed", "E   AssertionError: merge #3")])))
+    pointer, worst = text.split("\n\n")
+    assert pointer == f"start here: {error}; the tests that need it fail until it imports (3 entries)", pointer
+    assert error not in worst and "merge #3" in worst, worst
+
 CS336 = load_config(ROOT / "grading-cs336.yaml")
 
 

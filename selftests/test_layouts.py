@@ -381,7 +381,7 @@ def test_an_adapters_file_that_does_not_import_names_itself_relative_to_the_subm
             Implementation(backend).run_merge([1], (1, 2), 3)
     finally:
         backend.close()
-    assert str(err.value) == "adapters.py could not be imported: ValueError: at import (mycode/__init__.py, line 4)"
+    assert str(err.value) == "adapters.py could not be imported: ValueError in mycode/__init__.py, line 4: at import"
 
 
 def test_a_cs336_adapters_file_lacking_adapters_counts_them_as_not_implemented(tmp_path):
