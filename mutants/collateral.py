@@ -96,6 +96,7 @@ RULES: dict[str, tuple[str, ...]] = {
     "encode_merges_in_sorted_order": ("*rank*", "*merge*"), "encode_first_mergeable_pair": ("*rank*", "*merge*"),
     "encode_greedy_longest_match": ("*rank*", "*merge*"), "encode_whole_pretoken_from_vocab": ("*rank*", "*merge*"),
     "encode_across_pretokens": ("*pretoken*",),
+    "encode_cache_shared_by_tokenizers": ("*own_merges*",),
     "encode_ignores_special_tokens": ENCODE_SPECIALS, "encode_specials_shortest_first": ENCODE_SPECIALS,
     "encode_specials_not_escaped": ENCODE_SPECIALS, "specials_not_added_to_vocab": ENCODE_SPECIALS,
     "decode_strict_utf8": ("*decode*",), "decode_token_by_token": ("*decode*",), "decode_ignores_invalid_bytes": ("*decode*",),

@@ -45,6 +45,17 @@ TOKENIZING: tuple[Mutant, ...] = (
          '        parts = [bytes([b]) for b in word.encode("utf-8")]\n'),
     ),
     tokenizer(
+        "encode_cache_shared_by_tokenizers",
+        "encode caches each pre-token's ids in one dict shared by every tokenizer (a class attribute), "
+        "so a tokenizer with other merges or another vocabulary gets the ids another tokenizer cached "
+        "for the same pre-token.",
+        ("        self._m_cache = {}\n",
+         "        self._m_cache = type(self).__dict__.get('_m_shared_cache')\n"
+         "        if self._m_cache is None:\n"
+         "            self._m_cache = type(self)._m_shared_cache = {}\n"),
+        first=("tests/public/test_tokenizer.py",),
+    ),
+    tokenizer(
         "encode_across_pretokens",
         "encode splits the text on whitespace only instead of with the GPT-2 pattern, so merges "
         "cross pre-token boundaries (e.g. a word and the punctuation after it).",

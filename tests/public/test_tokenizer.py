@@ -303,6 +303,22 @@ def test_merges_apply_by_rank_hand_worked(impl, merges, text, tokens):
                      pretokenize=impl.run_pretokenize)
 
 
+
+def test_each_tokenizer_encodes_with_its_own_merges(impl):
+    # two tokenizers alive at once, one text: a cache of ids by pre-token shared by every
+    # tokenizer (a class attribute, a module's dict) gives the first one's ids to the second
+    text, merges = "ab ab abc", [(b"a", b"b")]
+    tokens = {"merging a b": [b"ab", b" ", b"ab", b" ", b"ab", b"c"],
+              "without merges": [bytes([b]) for b in text.encode("utf-8")]}
+    made = {"merging a b": (small_vocab(merges), merges), "without merges": (small_vocab([]), [])}
+    tokenizers = {name: impl.get_tokenizer(*recipe) for name, recipe in made.items()}
+    for name in ["merging a b", "without merges", "merging a b"]:
+        vocab = made[name][0]
+        ids_of = {token: i for i, token in vocab.items()}
+        assert_ids_equal(tokenizers[name].encode(text), [ids_of[t] for t in tokens[name]], vocab=vocab, text=text,
+                         what=f"ids of the tokenizer {name} (two tokenizers made, each used in turn)")
+
+
 # ---- decode ---------------------------------------------------------------------------
 
 
