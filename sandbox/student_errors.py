@@ -86,9 +86,10 @@ MAX_NAMED = 256
 def _named_like(base: type, module: Any, qualname: Any) -> type:
     """``base`` under the submission's own class name, so that the exception's first line is
     the one an in-process run shows (``student.bpe.MergeError: ...``, not ``Exception: ...``):
-    a subclass adding nothing but ``__module__`` and ``__qualname__``, made once per name.
-    ``base`` itself for a built-in class, or names that are not dotted identifiers."""
-    if type(module) is not str or type(qualname) is not str or module == "builtins" \
+    a subclass adding nothing but ``__module__`` and ``__qualname__``, made once per name (also
+    for a built-in class that cannot be made from a message alone: ``UnicodeDecodeError``, rebuilt
+    as its base ``UnicodeError``). ``base`` itself for names that are not dotted identifiers."""
+    if type(module) is not str or type(qualname) is not str \
             or not (_DOTTED.match(module) and _DOTTED.match(qualname)) or len(module) + len(qualname) > 200:
         return base
     key = (base, module, qualname)

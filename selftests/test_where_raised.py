@@ -14,7 +14,7 @@ from sandbox.student_errors import traceback_frames
 from selftests.support import adapters_only, run_grade
 
 ADAPTERS = """\
-from countpkg.helpers import count, parse, ratio
+from countpkg.helpers import count, parse, ratio, words
 
 
 def run_get_pair_counts(ids):
@@ -27,6 +27,10 @@ def run_merge(ids, pair, new_id):
 
 def run_compression_ratio(text, ids):
     return ratio(text, ids)
+
+
+def run_pretokenize(text):
+    return words(text)
 """
 HELPERS = """\
 import textwrap
@@ -56,17 +60,23 @@ class RatioError(ValueError):
 
 def ratio(text, ids):
     raise RatioError(f"no ratio for {len(ids)} ids")
+
+
+def words(text):
+    return [bytes([0xFF]).decode("utf-8")]
 """
 TESTS = {
     "count": "tests/public/test_primitives.py::test_pair_counts_count_every_adjacent_pair",
     "merge": "tests/public/test_primitives.py::test_merge_replaces_left_to_right_without_overlap",
     "ratio": "tests/public/test_warmup.py::test_compression_ratio_is_utf8_bytes_per_id",  # its own exception class
+    "words": "tests/public/test_pretokenize.py::test_pretokenize_matches_gpt2_pattern",  # UnicodeDecodeError
 }
 # the innermost frame in the submission's files, and its line of code: read from the sources above
 INNERMOST = {
     "count": ("countpkg/helpers.py", "inner", "counts[ids[i], ids[i + 1]] = "),
     "merge": ("countpkg/helpers.py", "parse", "return textwrap.dedent(ids)"),  # not the textwrap module's frame
     "ratio": ("countpkg/helpers.py", "ratio", 'raise RatioError(f"no ratio for {len(ids)} ids")'),
+    "words": ("countpkg/helpers.py", "words", 'return [bytes([0xFF]).decode("utf-8")]'),
 }
 
 
@@ -124,6 +134,13 @@ def test_an_exception_of_the_submissions_own_class_is_told_by_that_class(feedbac
     # isolated, the first line named the nearest built-in class: "ValueError: no ratio for 2 ids"
     first = feedback[mode]["ratio"].split("```text\n", 1)[-1].splitlines()[0]
     assert first == "countpkg.helpers.RatioError: no ratio for 2 ids", feedback[mode]["ratio"]
+
+
+@pytest.mark.parametrize("mode", ["in-process", "isolated"])
+def test_a_built_in_exception_made_of_more_than_a_message_keeps_its_name(feedback, mode):
+    # isolated, a UnicodeDecodeError (five arguments, rebuilt from its base) read "UnicodeError: ..."
+    first = feedback[mode]["words"].split("```text\n", 1)[-1].splitlines()[0]
+    assert first.startswith("UnicodeDecodeError: 'utf-8' codec can't decode byte 0xff"), feedback[mode]["words"]
 
 
 WORKER_TRACEBACK = """\
