@@ -523,3 +523,14 @@ def test_a_pattern_missing_a_branch_fails_tiktoken_agreement_with_fix_pretokeniz
     assert proc.returncode == 1, proc.stdout[-3000:]
     assert "your pretokenize already differs from GPT-2's on this text at pre-token #1" in proc.stdout, proc.stdout[-3000:]
     assert "fix pretokenize first (tests/public/test_pretokenize.py)" in proc.stdout, proc.stdout[-3000:]
+
+
+@pytest.mark.parametrize("whole, blamed", [(CHUNKED, "encode"), (RIGHT, "chunks")], ids=["encode_wrong_too", "encode_right"])
+def test_a_stream_whose_encode_of_the_whole_text_differs_too_is_not_blamed_on_its_chunks(whole, blamed):
+    # a field test's ASCII pattern split "ão" in encode itself, and encode_iterable was told its
+    # chunks were encoded on their own (each chunk boundary lay where its pre-tokens parted)
+    with pytest.raises(AssertionError) as err:
+        assert_stream_ids_equal(CHUNKED, RIGHT, CHUNKS, vocab=VOCAB, encode=lambda text: list(whole))
+    message = str(err.value)
+    assert ("fix encode first" in message) == (blamed == "encode"), message
+    assert ("as if each chunk" in message) == (blamed == "chunks"), message

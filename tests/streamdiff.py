@@ -4,7 +4,7 @@ pre-token or a special token is the usual cause."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
 
 from .diff import assert_ids_equal, first_difference
@@ -47,9 +47,13 @@ def assert_stream_ids_equal(
     *,
     vocab: Mapping[int, bytes] | None = None,
     what: str = "encode_iterable ids",
+    encode: Callable[[str], list[int]] | None = None,
 ) -> None:
     """Equal ids, or ``assert_ids_equal``'s message plus the chunk boundaries around the
-    first difference (``chunks`` joined is the text that was encoded)."""
+    first difference (``chunks`` joined is the text that was encoded). ``encode``, the same
+    tokenizer's (called only on a difference, for a text of at most :data:`WHOLE_CHARS`): when
+    its ids of the whole text already differ there, the message says so instead of blaming
+    the chunks, whose boundaries are then not the cause."""
     __tracebackhide__ = True
     text = "".join(chunks)
     try:
@@ -58,6 +62,9 @@ def assert_stream_ids_equal(
     except AssertionError as err:
         message = str(err)
     pos = first_difference(expected, actual)
+    whole = encode_apart(encode, text, expected, pos) if encode is not None and len(text) <= WHOLE_CHARS else None
+    if whole is not None:
+        raise AssertionError(f"{message}\n  {whole}") from None
     at = char_offset(expected, pos, vocab, text) if vocab is not None else None
     if pos == len(actual) < len(expected):
         # the ids are a prefix of the expected ones: they end before the input does, whether the
@@ -90,6 +97,25 @@ def assert_stream_ids_equal(
                 "special token can continue) and encode it with the next chunk"
             )
     raise AssertionError(message + "\n" + note) from None
+
+
+# encode's ids of the whole text are asked for on texts up to this long (a fixture file)
+WHOLE_CHARS = 200_000
+
+
+def encode_apart(encode: Callable[[str], list[int]], text: str, expected: Sequence[int], pos: int) -> str | None:
+    """The line saying that ``encode(text)`` (the same tokenizer's ids of the whole text) already
+    differs from ``expected`` at or before position ``pos``, where the stream's ids part; None
+    when it agrees there or raises (encode's own tests say what is wrong with it)."""
+    try:
+        ids = list(encode(text))
+    except Exception:
+        return None
+    apart = first_difference(expected, ids)
+    if apart is None or apart > pos:
+        return None
+    return (f"encode of the whole text, without chunks, already differs from the expected ids at position {apart}: "
+            "the chunk boundaries are not the cause; fix encode first (tests/public/test_tiktoken_agreement.py)")
 
 
 def cut_at(actual: Sequence[int], pos: int, vocab: Mapping[int, bytes], text: str, at: int, boundary: int) -> bool:
@@ -147,7 +173,7 @@ def explain_file_mismatch(tokenizer, path: str, expected: list[int], vocab: Mapp
         lines = list(f)
     actual = list(tokenizer.encode_iterable(iter(lines)))
     try:
-        assert_stream_ids_equal(actual, expected, lines, vocab=vocab)
+        assert_stream_ids_equal(actual, expected, lines, vocab=vocab, encode=getattr(tokenizer, "encode", None))
     except AssertionError as err:
         message = str(err)
     else:

@@ -34,7 +34,7 @@ def test_encode_iterable_of_randomly_chunked_hidden_fixture(gpt2_tokenizer, gpt2
     text = read_text(fixture_path(name))
     chunks = random_chunks(rng, text, max_len)
     actual = list(gpt2_tokenizer.encode_iterable(iter(chunks)))
-    assert_stream_ids_equal(actual, gpt2_oracle(text), chunks, vocab=gpt2_vocab_merges[0])
+    assert_stream_ids_equal(actual, gpt2_oracle(text), chunks, vocab=gpt2_vocab_merges[0], encode=gpt2_tokenizer.encode)
 
 
 def test_encode_iterable_of_hidden_fixture_lines(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, fixture_path):
@@ -43,7 +43,7 @@ def test_encode_iterable_of_hidden_fixture_lines(gpt2_tokenizer, gpt2_oracle, gp
         actual = list(gpt2_tokenizer.encode_iterable(lines))
     with open(path, encoding="utf-8", newline="") as f:
         lines = list(f)
-    assert_stream_ids_equal(actual, gpt2_oracle("".join(lines)), lines, vocab=gpt2_vocab_merges[0])
+    assert_stream_ids_equal(actual, gpt2_oracle("".join(lines)), lines, vocab=gpt2_vocab_merges[0], encode=gpt2_tokenizer.encode)
 
 
 def test_encode_iterable_of_chunked_whitespace_and_specials(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, rng):
@@ -53,7 +53,7 @@ def test_encode_iterable_of_chunked_whitespace_and_specials(gpt2_tokenizer, gpt2
         text = "".join(rng.choice(parts) for _ in range(rng.randint(1, 40)))
         chunks = random_chunks(rng, text, 6)
         actual = list(gpt2_tokenizer.encode_iterable(iter(chunks)))
-        assert_stream_ids_equal(actual, gpt2_oracle(text), chunks, vocab=gpt2_vocab_merges[0])
+        assert_stream_ids_equal(actual, gpt2_oracle(text), chunks, vocab=gpt2_vocab_merges[0], encode=gpt2_tokenizer.encode)
 
 
 @pytest.mark.parametrize("case", range(3))
@@ -74,7 +74,8 @@ def test_encode_iterable_with_random_specials_split_across_chunks(impl, gpt2_voc
         chunks = random_chunks(rng, text, 5)
         actual = list(tok.encode_iterable(iter(chunks)))
         with_specials = {**vocab, **{i: s.encode("utf-8") for s, i in table.items()}}
-        assert_stream_ids_equal(actual, expected, chunks, vocab=with_specials, what=f"encode_iterable ids (special tokens {specials})")
+        assert_stream_ids_equal(actual, expected, chunks, vocab=with_specials, what=f"encode_iterable ids (special tokens {specials})",
+                                encode=tok.encode)
 
 
 def test_encode_iterable_file_probe_matches_tiktoken_on_generated_corpus(gpt2_tokenizer, gpt2_oracle, gpt2_vocab_merges, tmp_path, rng):
