@@ -38,8 +38,10 @@ MAX_SPEED_LINES = 4
 # a comparison's diff lines (``At index 0 diff: ...``, ``- abd``) are kept
 PYTEST_RESTATEMENT = re.compile(r"assert .*|\+\s+(where|and|or) .*")
 # no use on a results page: pytest's advice on verbosity, and the harness's fixtures in a failing
-# Hypothesis example's arguments (``impl=impl,``: the submission, ``ref=ref,``: the reference)
-PYTEST_VERBOSITY = re.compile(r"Use -v+ to get (more|the full) diff|Omitting \d+ identical items, use -vv to show|impl=impl,|ref=ref,")
+# Hypothesis example's arguments (``impl=impl,``: the submission, ``ref=ref,``: the reference,
+# ``corpus_files=<corpus files>,``: where drawn corpora are written)
+PYTEST_VERBOSITY = re.compile(r"Use -v+ to get (more|the full) diff|Omitting \d+ identical items, use -vv to show|impl=impl,|ref=ref,"
+                              r"|corpus_files=<corpus files>,")
 
 
 def first_divergence(output: str, max_lines: int = MAX_DIVERGENCE_LINES, keep_indent: bool = False) -> str:

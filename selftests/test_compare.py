@@ -525,3 +525,30 @@ def test_first_difference_leaves_the_harness_fixtures_out_of_a_failing_example()
     output = ("E   AssertionError: get_pair_counts([0]) differs\nE   Failing test case: test_pair_counts(\n"
               "E       impl=impl,\nE       ids=[0],\nE   )\n")
     assert first_divergence(output, keep_indent=True) == "get_pair_counts([0]) differs\nFailing test case: test_pair_counts(\n    ids=[0],\n)"
+
+
+def test_a_training_examples_corpus_is_shown_not_where_it_is_written(tmp_path):
+    # a failing training example showed pytest's tmp_path_factory (TempPathFactory(_given_basetemp=...,
+    # _trace=<pluggy...>, ...)) in the lines its text and special tokens should have had
+    import subprocess
+    import sys
+
+    from harness.childenv import child_env
+    from mutants.build import build
+    from mutants.catalogue import by_name
+
+    from .support import ROOT
+
+    build(by_name("specials_deleted_not_boundaries"), tmp_path / "sub")
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--submission", str(tmp_path / "sub"),
+         "tests/hidden/test_train_bpe_differential_hidden.py::test_training_matches_reference_with_random_special_tokens"],
+        cwd=ROOT, env=child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0"), capture_output=True, text=True,
+        timeout=300, stdin=subprocess.DEVNULL,
+    )
+    example = proc.stdout[proc.stdout.index("Failing test case:"):]
+    assert "TempPathFactory" not in proc.stdout and "corpus_files=<corpus files>," in example, example
+    assert "text=" in example and "specials=" in example, example
+    output = ("E   AssertionError: extra merge #0\nE   Failing test case: test_training(\nE       impl=impl,\n"
+              "E       corpus_files=<corpus files>,\nE       text='ab',\nE   )\n")
+    assert first_divergence(output, keep_indent=True) == "extra merge #0\nFailing test case: test_training(\n    text='ab',\n)"

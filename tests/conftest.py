@@ -125,6 +125,30 @@ def gpt2_files(tmp_path_factory: pytest.TempPathFactory) -> dict[str, Path]:
     return {"vocab": out / "vocab.json", "merges": out / "merges.txt"}
 
 
+class CorpusFiles:
+    """Each drawn corpus written to a file of its own, for a training call (``write(text)``,
+    its path); shown as ``<corpus files>``: Hypothesis prints every argument of a failing
+    example, fixtures included, and pytest's ``tmp_path_factory`` took the lines that should
+    have shown the text and the special tokens."""
+
+    def __init__(self, factory: pytest.TempPathFactory) -> None:
+        self._factory = factory
+
+    def write(self, text: str) -> Path:
+        path = self._factory.mktemp("corpus") / "corpus.txt"
+        path.write_bytes(text.encode("utf-8"))
+        return path
+
+    def __repr__(self) -> str:
+        return "<corpus files>"
+
+
+@pytest.fixture(scope="session")
+def corpus_files(tmp_path_factory: pytest.TempPathFactory) -> CorpusFiles:
+    """Where a test drawing its corpus writes each one (a :class:`CorpusFiles`)."""
+    return CorpusFiles(tmp_path_factory)
+
+
 class VocabMerges(tuple):
     """``(vocab, merges)``, shown by its sizes: Hypothesis prints every argument of a failing
     example, fixtures included, and GPT-2's whole vocab and merges took 2,000 lines."""

@@ -112,14 +112,13 @@ CS336_SPECIAL_SETS = st.lists(st.sampled_from(MORE_SPECIALS), unique=True, max_s
 
 @settings(max_examples=25)
 @given(text=CS336_CORPORA, specials=CS336_SPECIAL_SETS, extra=st.integers(0, 30))
-def test_training_splits_on_every_special_token_given_as_the_reference_does(impl, ref, tmp_path_factory, text, specials, extra):
+def test_training_splits_on_every_special_token_given_as_the_reference_does(impl, ref, corpus_files, text, specials, extra):
     # CS336's handout: the text is split on the special tokens given (any of them, not only
     # <|endoftext|>, which is all CS336's own tests use) before pre-tokenization. Hypothesis
     # draws the specials (regex metacharacters, overlapping, multi-byte) and the text; the
     # vocabulary is compared as CS336 compares it, and the impl gets room for exactly the
     # merges the reference finds, so stopping early when no pair is left is not this rule.
-    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    path.write_bytes(text.encode("utf-8"))
+    path = corpus_files.write(text)
     want_vocab, want_merges = ref.run_train_bpe(str(path), 256 + len(specials) + extra, specials)
     vocab, merges = impl.run_train_bpe(str(path), 256 + len(specials) + len(want_merges), specials)
     assert_merges_equal(merges, want_merges, word_counts=oracles.pretoken_counts(text, specials))

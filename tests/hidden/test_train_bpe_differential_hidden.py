@@ -23,9 +23,8 @@ special_sets = st.lists(st.sampled_from(SPECIAL_POOL), unique=True, max_size=3)
 
 @settings(max_examples=25)
 @given(text=corpora, specials=special_sets, extra=st.integers(0, 30))
-def test_training_matches_reference_with_random_special_tokens(impl, ref, tmp_path_factory, text, specials, extra):
-    path = tmp_path_factory.mktemp("corpus") / "corpus.txt"
-    path.write_bytes(text.encode("utf-8"))
+def test_training_matches_reference_with_random_special_tokens(impl, ref, corpus_files, text, specials, extra):
+    path = corpus_files.write(text)
     vocab_size = 256 + len(specials) + extra
     want_vocab, want_merges = ref.run_train_bpe(str(path), vocab_size, specials)
     vocab, merges = impl.run_train_bpe(str(path), vocab_size, specials)
