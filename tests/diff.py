@@ -339,17 +339,23 @@ def assert_merges_equal(
     expected: list[tuple[bytes, bytes]],
     *,
     word_counts: Mapping[bytes, int] | None = None,
+    pretokenize: Callable[[str], Sequence[str]] | None = None,
 ) -> None:
     """Equal merge lists, or the first differing merge index, both pairs and, given the
-    corpus's pre-token counts, how often each pair occurred at that step."""
+    corpus's pre-token counts, how often each pair occurred at that step. ``pretokenize``, the
+    submission's (called only on a difference): when its pre-tokens of the corpus's pieces
+    (``word_counts.pieces``, :class:`tests.oracles.WordCounts`) part from GPT-2's, the message
+    says so, since training counts pairs inside them."""
     __tracebackhide__ = True
     pos = first_difference(expected, actual)
     if pos is None:
         return
+    hint = _training_pretokens(word_counts, pretokenize)
     if pos >= len(actual) or pos >= len(expected):
         raise AssertionError(
             f"expected {_count(len(expected), 'merge')}, got {len(actual)}; the first {pos} agree"
             + (f"; the next expected merge is #{pos} {_short(expected[pos])}" if pos < len(expected) else f"; extra merge #{pos} {_short(actual[pos])}")
+            + hint
         )
     lines = [f"merge #{pos} differs (the first {pos} merges agree)", f"  expected: {_short(expected[pos])}", f"  got:      {_short(actual[pos])}"]
     if word_counts is not None:
@@ -372,7 +378,23 @@ def assert_merges_equal(
                          "read in chunks (say at a chunk's end), or counts updated wrongly after an earlier merge "
                          "(say where a pre-token holds the merged pair twice in a row: merging (b, a) in 'baba' "
                          "removes its one (a, b) once, not twice)")
-    raise AssertionError("\n".join(lines))
+    raise AssertionError("\n".join(lines) + hint)
+
+
+def _training_pretokens(word_counts: Any, pretokenize: Callable[[str], Sequence[str]] | None) -> str:
+    """The line (newline first) saying where ``pretokenize`` parts from GPT-2's pre-tokens of the
+    training text's longest piece, or "" (no pieces or pretokenize given, a piece longer than
+    :data:`PRETOKENIZED_CHARS`, or they agree). One call only: a known-bug diagnosis replays a
+    failing test's last few calls, and the training call must stay among them."""
+    pieces = getattr(word_counts, "pieces", None)
+    if pretokenize is None or not pieces:
+        return ""
+    piece = max(pieces, key=len)
+    apart = pretokens_apart(piece, pretokenize) if len(piece) <= PRETOKENIZED_CHARS else None
+    if apart is None:
+        return ""
+    return (f"\n  {apart}, in the training text's piece {_short(piece, 40)}: training counts pairs inside "
+            f"pre-tokens, so its merges follow yours: {FIX_PRETOKENIZE}")
 
 
 def assert_vocab_equal(actual: Mapping[int, bytes], expected: Mapping[int, bytes]) -> None:

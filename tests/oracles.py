@@ -33,13 +33,22 @@ def gpt2_pattern() -> str:
         return tiktoken.get_encoding("gpt2")._pat_str
 
 
-def word_counts(text: str, special: str | None = None) -> Counter[bytes]:
+class WordCounts(Counter):
+    """A corpus's GPT-2 pre-token counts (:func:`word_counts`), with ``pieces``: the text
+    pieces between its special tokens, which were pre-tokenized."""
+
+    pieces: list[str] = []
+
+
+def word_counts(text: str, special: str | None = None) -> WordCounts:
     """How often each GPT-2 pre-token (as UTF-8 bytes) occurs in ``text`` cut at the one
     special token ``special`` (``str.split``): what a failed training's message uses to say
     how often each pair occurred at the step where the merges part."""
     pattern = regex.compile(gpt2_pattern())
     pieces = text.split(special) if special else [text]
-    return Counter(pre.encode("utf-8") for piece in pieces for pre in pattern.findall(piece))
+    counts = WordCounts(pre.encode("utf-8") for piece in pieces for pre in pattern.findall(piece))
+    counts.pieces = pieces
+    return counts
 
 
 def expected_training(name: str) -> tuple[str, int | None, int, list[str], list[tuple[bytes, bytes]]]:
