@@ -76,16 +76,10 @@ def assert_ids_equal(
     lo = max(pos - CONTEXT, 0)
     lines.append(f"  expected[{lo}:{pos + CONTEXT + 1}] = {_tokens(expected[lo:pos + CONTEXT + 1], vocab)}")
     lines.append(f"  got[{lo}:{pos + CONTEXT + 1}]      = {_tokens(actual[lo:pos + CONTEXT + 1], vocab)}")
-    offset = None
-    if vocab is not None:
-        try:
-            offset = sum(len(vocab[i]) for i in expected[:pos])
-        except KeyError:
-            pass
+    offset = byte_offset(expected, pos, vocab) if vocab is not None else None
     if offset is not None and text is not None:
         data = text.encode("utf-8")
-        character = len(data[:offset].decode("utf-8", errors="ignore"))
-        lines.append(f"  at byte {offset} (character {character}) of the input")
+        lines.append(f"  at byte {offset} (character {character_at(data, offset)}) of the input")
         lines.append(f"  input around it: {data[max(offset - 20, 0):offset + 20]!r}")
         apart = pretokens_apart(text, pretokenize) if pretokenize is not None and len(text) <= PRETOKENIZED_CHARS else None
         if apart is not None and apart.byte <= offset:
@@ -96,6 +90,19 @@ def assert_ids_equal(
     elif text is not None:
         lines.append(f"  input starts: {_short(text)}")
     raise AssertionError("\n".join(lines))
+
+
+def byte_offset(ids: Sequence, pos: int, vocab: Mapping[int, bytes]) -> int | None:
+    """The byte of the input where id ``pos`` of ``ids`` starts (None if an id before it is unknown)."""
+    try:
+        return sum(len(vocab[i]) for i in ids[:pos])
+    except KeyError:
+        return None
+
+
+def character_at(data: bytes, offset: int) -> int:
+    """The character of a text (``data``, its UTF-8) where byte ``offset`` lies."""
+    return len(data[:offset].decode("utf-8", errors="ignore"))
 
 
 # a pre-tokenizer's difference is looked for on texts up to this long (the pre-tokens of a

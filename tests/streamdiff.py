@@ -7,7 +7,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping, Sequence
 from itertools import accumulate
 
-from .diff import assert_ids_equal, first_difference
+from .diff import assert_ids_equal, byte_offset, character_at, first_difference
 
 WINDOW = 30  # characters of text shown on each side of the difference
 MAX_PIECES = 8  # chunk pieces shown at most
@@ -15,11 +15,8 @@ MAX_PIECES = 8  # chunk pieces shown at most
 
 def char_offset(expected: Sequence[int], pos: int, vocab: Mapping[int, bytes], text: str) -> int | None:
     """The character of ``text`` where expected id ``pos`` starts (None if an id is unknown)."""
-    try:
-        nbytes = sum(len(vocab[i]) for i in expected[:pos])
-    except KeyError:
-        return None
-    return len(text.encode("utf-8")[:nbytes].decode("utf-8", errors="ignore"))
+    nbytes = byte_offset(expected, pos, vocab)
+    return None if nbytes is None else character_at(text.encode("utf-8"), nbytes)
 
 
 def chunks_around(chunks: Sequence[str], at: int) -> str:
