@@ -29,7 +29,7 @@ from pathlib import Path
 from harness import ROOT
 from harness.childenv import child_env
 from harness.printable import terminal_text
-from harness.raised import HEADER_LINE
+from harness.raised_text import HEADER_LINE
 from .feedback import first_divergence
 from .report import EntrySummary, GradeReport, ReportError, known_bug_line, read_grade_report
 from .request import GradeRequest, run_grading

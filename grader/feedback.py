@@ -14,7 +14,7 @@ from pathlib import Path
 
 from harness.in_progress import FRAMES_HEADER
 from harness.call_text import CALL_NOTE
-from harness.raised import FRAME_LINE, HEADER_LINE
+from harness.raised_text import FRAME_LINE, HEADER_LINE
 
 from .report import KNOWN_BUG_PREFIX, Case, known_bug_line
 

@@ -13,7 +13,6 @@ relative to it.
 from __future__ import annotations
 
 import os
-import re
 import traceback
 from pathlib import Path
 from types import TracebackType
@@ -22,10 +21,7 @@ import pytest
 
 from .timeouts import handed_over_frames, timeout_limit
 
-MAX_FRAMES = 6  # the innermost frames told, as many as the isolated worker tells
-HEADER = "your code raised {} (innermost call last):"  # the line before the frames, the exception's class named
-HEADER_LINE = re.compile(r"your code raised [\w.]+ \(innermost call last\):")
-FRAME_LINE = re.compile(r'File "(?P<path>[^"]*)", line \d+, in .*')  # a frame's first line (traceback.format_list's, unindented)
+from .raised_text import FRAME_LINE, HEADER, HEADER_LINE, MAX_FRAMES  # noqa: F401  (re-exported)
 
 
 def submission_traceback(tb: TracebackType | None, root: Path) -> str:

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 
 from harness import values as V
 from harness.impl import BrokenImplementation
-from harness.raised import FRAME_LINE, HEADER
+from harness.raised_text import FRAME_LINE, HEADER
 
 from .failures import StudentExit
 
