@@ -525,6 +525,35 @@ def test_a_pattern_missing_a_branch_fails_tiktoken_agreement_with_fix_pretokeniz
     assert "fix pretokenize first (tests/public/test_pretokenize.py)" in proc.stdout, proc.stdout[-3000:]
 
 
+HIDDEN_TRAINING = ["tests/hidden/test_train_bpe_hidden.py::test_merges_match_naive_trainer_on_random_corpora[0]",
+                   "tests/hidden/test_train_bpe_hidden.py::test_merges_match_reference_on_fixture[corpus_en_500]",
+                   "tests/hidden/test_train_bpe_differential_hidden.py::test_training_matches_reference_with_random_special_tokens"]
+
+
+def test_a_pattern_missing_a_branch_fails_each_hidden_training_test_with_fix_pretokenize_first(tmp_path):
+    # the hidden training tests (the naive trainer's, the reference's, the drawn special
+    # tokens') said only which merge and counts differed; the public ones said more
+    import subprocess
+    import sys
+
+    from harness.childenv import child_env
+    from mutants.build import build
+    from mutants.catalogue import by_name
+
+    from .support import ROOT
+
+    sub = tmp_path / "sub"
+    build(by_name("pattern_missing_trailing_space_branch"), sub)
+    proc = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "--submission", str(sub), *HIDDEN_TRAINING],
+        cwd=ROOT, env=child_env(drop=("BPE_SEED",), BPE_DIAGNOSIS="0"), capture_output=True, text=True,
+        timeout=300, stdin=subprocess.DEVNULL,
+    )
+    assert f"{len(HIDDEN_TRAINING)} failed" in proc.stdout, proc.stdout[-3000:]
+    hints = proc.stdout.count("training counts pairs inside pre-tokens, so its merges follow yours: fix pretokenize first")
+    assert hints == len(HIDDEN_TRAINING), proc.stdout[-3000:]
+
+
 @pytest.mark.parametrize("whole, blamed", [(CHUNKED, "encode"), (RIGHT, "chunks")], ids=["encode_wrong_too", "encode_right"])
 def test_a_stream_whose_encode_of_the_whole_text_differs_too_is_not_blamed_on_its_chunks(whole, blamed):
     # a field test's ASCII pattern split "ão" in encode itself, and encode_iterable was told its

@@ -27,7 +27,7 @@ from pathlib import Path
 
 import regex
 
-from tests.oracles import gpt2_pattern
+from tests.oracles import WordCounts, gpt2_pattern
 
 
 def split_keeping_specials(text: str, special_tokens) -> list[tuple[str, bool]]:
@@ -72,11 +72,13 @@ def merge_ids(ids: list[int], pair: tuple[int, int], new_id: int) -> list[int]:
     return out
 
 
-def pretoken_counts(text: str, special_tokens: Iterable[str] = ()) -> Counter[bytes]:
-    """How often each pre-token (as UTF-8 bytes) occurs, specials removed as boundaries."""
+def pretoken_counts(text: str, special_tokens: Iterable[str] = ()) -> WordCounts:
+    """How often each pre-token (as UTF-8 bytes) occurs, specials removed as boundaries; its
+    ``pieces``, the text between them (what a failed training's message pre-tokenizes)."""
     pattern = gpt2_pattern()
-    counts: Counter[bytes] = Counter()
-    for piece in split_out_specials(text, special_tokens):
+    counts = WordCounts()
+    counts.pieces = list(split_out_specials(text, special_tokens))
+    for piece in counts.pieces:
         for pre in regex.findall(pattern, piece):
             counts[pre.encode("utf-8")] += 1
     return counts
@@ -143,7 +145,7 @@ def check_against_oracle(impl, tmp_path, text: str, vocab_size: int, specials: l
 
     _, merges = train(impl, tmp_path, text, vocab_size, specials)
     _, want_merges = train_bpe(text, vocab_size, specials)
-    assert_merges_equal(merges, want_merges, word_counts=pretoken_counts(text, specials))
+    assert_merges_equal(merges, want_merges, word_counts=pretoken_counts(text, specials), pretokenize=impl.run_pretokenize)
 
 
 # ---- the precomputed expectations the public tests read ---------------------------------------

@@ -13,6 +13,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from tests.diff import assert_merges_equal, assert_vocab_equal
+from tests.hidden.naive import pretoken_counts
 
 SPECIAL_POOL = ["<|endoftext|>", "<|end|>", "<|end|><|end|>", "[a|b]", "a.b", "ab", " ", "é"]
 CHUNKS = ["a", "b", "ab", "ba", "aab", " a", " b", "  ", "\n", "\r\n", "é", "ñu", "1", "22", ".", "!", "<|", "|>",
@@ -28,5 +29,5 @@ def test_training_matches_reference_with_random_special_tokens(impl, ref, corpus
     vocab_size = 256 + len(specials) + extra
     want_vocab, want_merges = ref.run_train_bpe(str(path), vocab_size, specials)
     vocab, merges = impl.run_train_bpe(str(path), vocab_size, specials)
-    assert_merges_equal(merges, want_merges)
+    assert_merges_equal(merges, want_merges, word_counts=pretoken_counts(text, specials), pretokenize=impl.run_pretokenize)
     assert_vocab_equal(vocab, want_vocab)
