@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 import xml.etree.ElementTree as ET
 from fractions import Fraction
 from pathlib import Path
@@ -38,10 +39,29 @@ def table(groups: list[GroupResult]) -> str:
     return "\n".join(lines)
 
 
+ROWS_PER_LINE = 3  # terminal rows a long line of a failure may wrap to in top_failures
+
+
+def _rows(line: str, width: int, rows: int = ROWS_PER_LINE) -> list[str]:
+    """``line`` wrapped at spaces to rows of at most ``width`` characters (its indent kept,
+    the rows after the first indented two more), at most ``rows`` of them, the last ending in
+    "…" where text is left out: a failure's first line often ends in its hint (a speed test's
+    "look for: ..."), which a cut at the terminal's width hid."""
+    if len(line) <= width:
+        return [line]
+    indent = line[: len(line) - len(line.lstrip())]
+    wrapped = textwrap.wrap(line, width, subsequent_indent=indent + "  ", break_on_hyphens=False) or [line]
+    if len(wrapped) > rows:
+        wrapped = wrapped[:rows]
+        wrapped[-1] = wrapped[-1][: width - 1] + "…"
+    return wrapped
+
+
 def top_failures(groups: list[GroupResult], count: int = 3, max_lines: int = 3, width: int = 160, skip=None) -> str:
     """The ``count`` entries that lost the most points (``skip``: entries left out), each with
-    its first failing case and the first lines of its first difference (full text: for the
-    instructor's terminal, not for results.json). Empty when nothing lost points."""
+    its first failing case and the first ``max_lines`` lines of its first difference, each
+    wrapped to a few rows of ``width`` (full text: for the instructor's terminal, not for
+    results.json). Empty when nothing lost points."""
     entries = [e for g in groups for e in g.tests if e.lost_cents > 0 and not (skip and skip(e))]
     worst = sorted(entries, key=lambda e: -e.lost_cents)[:count]
     if not worst:
@@ -55,7 +75,7 @@ def top_failures(groups: list[GroupResult], count: int = 3, max_lines: int = 3, 
         out = case_output(failing[0])
         diff = first_divergence(out, max_lines) or out.strip()
         for ln in diff.splitlines()[:max_lines]:
-            lines.append("   " + (ln if len(ln) <= width else ln[: width - 1] + "…"))
+            lines.extend("   " + row for row in _rows(ln, width - 3))
     return "\n".join(lines)
 
 

@@ -182,6 +182,26 @@ def test_top_failures_count_the_failing_cases_in_words(tmp_path):
         assert words in text, text
 
 
+SPEED_LINE = ("too slow: stopped after 5.26 s, past its limit (its result was not awaited): GPT-2 encode of 1 MB of "
+              "generated text: 5.263 s, reference 0.375 s (best of 3, timed while your code's process was paused), 14.0x; "
+              "limit 10x + 1 s = 4.75 s; look for: the merge list searched per pre-token instead of a dict of pair ranks")
+
+
+def test_top_failures_wrap_a_long_first_line_so_its_hint_at_the_end_shows(tmp_path):
+    # a field test's speed failure was cut at the terminal's width before "look for: ..."
+    report = RunReport([case("tests/public/test_a.py::test_slow", "failed", output=f"E   Failed: {SPEED_LINE}")])
+    text = top_failures(score_report(config(tmp_path), report))
+    assert all(len(row) <= 160 for row in text.splitlines()), text
+    assert "look for: the merge list searched per pre-token instead of a dict of pair ranks" in " ".join(
+        row.strip() for row in text.splitlines()), text
+
+
+def test_top_failures_cut_a_line_too_long_for_a_few_rows_saying_so(tmp_path):
+    report = RunReport([case("tests/public/test_a.py::test_long", "failed", output="E   AssertionError: " + "x " * 1000)])
+    rows = top_failures(score_report(config(tmp_path), report)).splitlines()[3:]
+    assert len(rows) == 3 and rows[-1].endswith("…"), rows
+
+
 # ---- exact points ---------------------------------------------------------------------------
 
 
