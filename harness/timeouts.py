@@ -12,6 +12,7 @@ before it was stopped (:mod:`sandbox.stacks`).
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 import signal
@@ -124,16 +125,25 @@ class SignalTimer:
         return True
 
 
+@functools.lru_cache(maxsize=4096)
+def _real_path(filename: str) -> str:
+    return os.path.realpath(filename)
+
+
 def handed_over_frames(tb: TracebackType | None) -> list[traceback.FrameSummary]:
     """The frames of ``tb`` after the harness handed a call to the submission in this process
     (:mod:`harness.dispatch`; none when it ran in a worker), none of this package's, innermost
-    last, each ``filename`` its real path (their lines read: :func:`traceback.extract_tb`)."""
-    frames, handed_over = [], False
-    for frame in traceback.extract_tb(tb):
-        path = os.path.realpath(frame.filename)
-        if path == HANDOVER:
-            handed_over = True
-        elif handed_over and not path.startswith(OWN):
+    last, each ``filename`` its real path (their lines read: :func:`traceback.extract_tb`).
+    Only the frames after the hand-over are summarized (their lines read), each file's real
+    path found once: every failure of an isolated run asks, and has none."""
+    while tb is not None and _real_path(tb.tb_frame.f_code.co_filename) != HANDOVER:
+        tb = tb.tb_next
+    if tb is None:
+        return []
+    frames = []
+    for frame in traceback.extract_tb(tb.tb_next):
+        path = _real_path(frame.filename)
+        if not path.startswith(OWN):
             frame.filename = path
             frames.append(frame)
     return frames
