@@ -4,8 +4,11 @@ re-explained the same way, with how to rebuild the input."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 
+from tests.diff import FIX_PRETOKENIZE
 from tests.streamdiff import assert_stream_ids_equal, chunks_around, explain_file_mismatch
 
 VOCAB = {i: bytes([i]) for i in range(256)} | {300: b"\n ", 301: b" b"}
@@ -408,7 +411,7 @@ def test_word_ids_that_differ_point_at_a_pretokenize_that_differs_first():
     assert message.startswith("ids differ at position 4"), message  # the ids part later than the words
     assert "your pretokenize already differs from GPT-2's on this text at pre-token #1 (expected ' café', got ' caf')" \
         in message, message
-    assert "fix pretokenize first" in message, message
+    assert FIX_PRETOKENIZE in message.splitlines()[0], message  # a hidden test shows its first line only
 
 
 def test_every_pair_count_test_names_the_differing_pairs(tmp_path):
@@ -487,6 +490,7 @@ def test_ids_that_differ_point_at_a_pretokenize_that_differs_first_only_where_it
         assert_ids_equal(actual, SPACES_IDS, vocab=SPACES_VOCAB, text=SPACES, pretokenize=theirs)
     message = str(err.value)
     assert ("fix pretokenize first" in message) == hinted, message
+    assert (FIX_PRETOKENIZE in message.splitlines()[0]) == hinted, message  # a hidden test shows its first line only
     if hinted:
         assert "at pre-token #1 (expected ' ', got '  ') at byte 1" in message, message
 
@@ -550,8 +554,11 @@ def test_a_pattern_missing_a_branch_fails_each_hidden_training_test_with_fix_pre
         timeout=300, stdin=subprocess.DEVNULL,
     )
     assert f"{len(HIDDEN_TRAINING)} failed" in proc.stdout, proc.stdout[-3000:]
-    hints = proc.stdout.count("training counts pairs inside pre-tokens, so its merges follow yours: fix pretokenize first")
-    assert hints == len(HIDDEN_TRAINING), proc.stdout[-3000:]
+    # a hidden test's feedback is the first line of its failure: the pointer is there
+    first_lines = re.findall(r"^E +AssertionError: (.*)$", proc.stdout, re.M)
+    assert len(first_lines) == len(HIDDEN_TRAINING), proc.stdout[-3000:]
+    assert all(line.endswith(f"on the training text (below): {FIX_PRETOKENIZE}") for line in first_lines), first_lines
+    assert proc.stdout.count("training counts pairs inside pre-tokens, so its merges follow yours") == len(HIDDEN_TRAINING)
 
 
 @pytest.mark.parametrize("whole, blamed", [(CHUNKED, "encode"), (RIGHT, "chunks")], ids=["encode_wrong_too", "encode_right"])
@@ -576,5 +583,6 @@ def test_merges_that_differ_point_at_a_pretokenize_that_differs_on_the_training_
         assert_merges_equal([(b" ", b" ")], [(b" ", b"b")], word_counts=word_counts("a  b"), pretokenize=theirs)
     message = str(err.value)
     assert ("fix pretokenize first" in message) == hinted, message
+    assert (FIX_PRETOKENIZE in message.splitlines()[0]) == hinted, message  # a hidden test shows its first line only
     if hinted:
         assert "at pre-token #1 (expected ' ', got '  '), in the training text's piece 'a  b'" in message, message

@@ -68,7 +68,14 @@ def assert_ids_equal(
     pos = first_difference(expected, actual)
     if pos is None:
         return
-    lines = [f"{what} differ at position {pos} (expected {_count(len(expected), 'id')}, got {len(actual)})"]
+    offset = byte_offset(expected, pos, vocab) if vocab is not None else None
+    apart = None
+    if offset is not None and text is not None and pretokenize is not None and len(text) <= PRETOKENIZED_CHARS:
+        apart = pretokens_apart(text, pretokenize)
+        apart = apart if apart is not None and apart.byte <= offset else None
+    lines = [f"{what} differ at position {pos} (expected {_count(len(expected), 'id')}, got {len(actual)})"
+             + (f"; your pretokenize parts from GPT-2's no later (below): if your encode pre-tokenizes with it, "
+                f"{FIX_PRETOKENIZE}" if apart is not None else "")]
     exp = _token(expected[pos], vocab) if pos < len(expected) else "<end>"
     got = _token(actual[pos], vocab) if pos < len(actual) else "<end>"
     lines.append(f"  expected: {exp}")
@@ -76,15 +83,12 @@ def assert_ids_equal(
     lo = max(pos - CONTEXT, 0)
     lines.append(f"  expected[{lo}:{pos + CONTEXT + 1}] = {_tokens(expected[lo:pos + CONTEXT + 1], vocab)}")
     lines.append(f"  got[{lo}:{pos + CONTEXT + 1}]      = {_tokens(actual[lo:pos + CONTEXT + 1], vocab)}")
-    offset = byte_offset(expected, pos, vocab) if vocab is not None else None
     if offset is not None and text is not None:
         data = text.encode("utf-8")
         lines.append(f"  at byte {offset} (character {character_at(data, offset)}) of the input")
         lines.append(f"  input around it: {data[max(offset - 20, 0):offset + 20]!r}")
-        apart = pretokens_apart(text, pretokenize) if pretokenize is not None and len(text) <= PRETOKENIZED_CHARS else None
-        if apart is not None and apart.byte <= offset:
-            lines.append(f"  {apart} at byte {apart.byte}, no later than the ids differ: if your encode "
-                         f"pre-tokenizes with it, {FIX_PRETOKENIZE}")
+        if apart is not None:
+            lines.append(f"  {apart} at byte {apart.byte}, no later than the ids differ")
     elif offset is not None:
         lines.append(f"  at byte {offset} of the input")
     elif text is not None:
@@ -232,7 +236,9 @@ def assert_word_ids_equal(actual: list[int], expected: list[int], text: str, wor
     except AssertionError as err:
         if apart is None:
             raise
-        raise AssertionError(f"{err}\n  {apart}, and its pieces are the words: {FIX_PRETOKENIZE}") from None
+        first, _, rest = str(err).partition("\n")
+        raise AssertionError(f"{first}; your pretokenize parts from GPT-2's (below), and its pieces are the words: "
+                             f"{FIX_PRETOKENIZE}\n{rest}\n  {apart}") from None
 
 
 def assert_text_equal(actual: str, expected: str, *, what: str = "text") -> None:
@@ -358,13 +364,14 @@ def assert_merges_equal(
     if pos is None:
         return
     hint = _training_pretokens(word_counts, pretokenize)
+    fix = f"; your pretokenize parts from GPT-2's on the training text (below): {FIX_PRETOKENIZE}" if hint else ""
     if pos >= len(actual) or pos >= len(expected):
         raise AssertionError(
             f"expected {_count(len(expected), 'merge')}, got {len(actual)}; the first {pos} agree"
             + (f"; the next expected merge is #{pos} {_short(expected[pos])}" if pos < len(expected) else f"; extra merge #{pos} {_short(actual[pos])}")
-            + hint
+            + fix + hint
         )
-    lines = [f"merge #{pos} differs (the first {pos} merges agree)", f"  expected: {_short(expected[pos])}", f"  got:      {_short(actual[pos])}"]
+    lines = [f"merge #{pos} differs (the first {pos} merges agree){fix}", f"  expected: {_short(expected[pos])}", f"  got:      {_short(actual[pos])}"]
     if word_counts is not None:
         counts = pair_counts_after(word_counts, expected[:pos])
         want, got = counts.get(expected[pos], 0), counts.get(actual[pos], 0)
@@ -401,7 +408,7 @@ def _training_pretokens(word_counts: Any, pretokenize: Callable[[str], Sequence[
     if apart is None:
         return ""
     return (f"\n  {apart}, in the training text's piece {_short(piece, 40)}: training counts pairs inside "
-            f"pre-tokens, so its merges follow yours: {FIX_PRETOKENIZE}")
+            f"pre-tokens, so its merges follow yours")
 
 
 def assert_vocab_equal(actual: Mapping[int, bytes], expected: Mapping[int, bytes]) -> None:
