@@ -21,7 +21,7 @@ import pytest
 
 from .timeouts import handed_over_frames, timeout_limit
 
-from .raised_text import FRAME_LINE, HEADER, HEADER_LINE, MAX_FRAMES  # noqa: F401  (re-exported)
+from .raised_text import HEADER, HEADER_LINE, MAX_FRAMES
 
 
 def submission_traceback(tb: TracebackType | None, root: Path) -> str:
