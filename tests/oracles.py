@@ -39,16 +39,21 @@ class WordCounts(Counter):
 
     pieces: list[str] = []
 
+    @classmethod
+    def of(cls, pieces: list[str]) -> WordCounts:
+        """The counts of GPT-2's pre-tokens of each of ``pieces`` (a constructor of its own:
+        Counter's, which copies and pickles use, stays as it is)."""
+        pattern = regex.compile(gpt2_pattern())
+        counts = cls(pre.encode("utf-8") for piece in pieces for pre in pattern.findall(piece))
+        counts.pieces = pieces
+        return counts
+
 
 def word_counts(text: str, special: str | None = None) -> WordCounts:
     """How often each GPT-2 pre-token (as UTF-8 bytes) occurs in ``text`` cut at the one
     special token ``special`` (``str.split``): what a failed training's message uses to say
     how often each pair occurred at the step where the merges part."""
-    pattern = regex.compile(gpt2_pattern())
-    pieces = text.split(special) if special else [text]
-    counts = WordCounts(pre.encode("utf-8") for piece in pieces for pre in pattern.findall(piece))
-    counts.pieces = pieces
-    return counts
+    return WordCounts.of(text.split(special) if special else [text])
 
 
 def expected_training(name: str) -> tuple[str, int | None, int, list[str], list[tuple[bytes, bytes]]]:
